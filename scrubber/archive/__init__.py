@@ -1,0 +1,1 @@
+"""Encrypted session archives in the age v1 format."""

@@ -1,0 +1,1 @@
+"""The `scrub` command line (typer lives here and nowhere else)."""

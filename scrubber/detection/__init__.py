@@ -1,0 +1,1 @@
+"""Finding secrets in the strings a transcript holds, with exact spans."""

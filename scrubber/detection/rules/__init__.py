@@ -1,0 +1,1 @@
+"""Our own detectors, one small declarative file each (registered in `catalog.py`)."""

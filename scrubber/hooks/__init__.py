@@ -1,0 +1,1 @@
+"""Claude Code integration: the SessionEnd hook, its worker, and the status line."""

@@ -1,0 +1,1 @@
+"""Rewriting transcripts with secrets replaced, changing string leaves only."""

@@ -1,0 +1,1 @@
+"""Retention: which sessions to keep, archive, trash and purge."""

@@ -1,0 +1,1 @@
+"""What a Claude Code session file is: stdlib only (orjson is used when installed)."""

@@ -1,0 +1,188 @@
+"""Tolerant streaming JSONL reading, and atomic writing.
+
+Claude Code appends one JSON object per line and never rewrites. A crash can leave a torn last
+line; a line can be tens of MB; a future release can add record types we have never seen. So the
+reader never fails on content: it yields every line with its number and byte offset, keeps the
+raw bytes verbatim (writing them back reproduces the file byte for byte), and says why a line is
+not a JSON object instead of dropping it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import IO, Any
+
+JsonLoads = Callable[[bytes], Any]
+
+
+def _stdlib_loads(data: bytes) -> Any:
+    return json.loads(data.decode("utf-8"))
+
+
+try:  # orjson parses several times faster; the stdlib result is the same for valid input.
+    import orjson as _orjson
+
+    def _fast_loads(data: bytes) -> Any:
+        try:
+            return _orjson.loads(data)
+        except _orjson.JSONDecodeError:
+            # orjson refuses a few things the stdlib accepts and Claude Code can write (a lone
+            # surrogate in a \u escape, for one): give the stdlib the last word.
+            return _stdlib_loads(data)
+
+    FAST_JSON_AVAILABLE = True
+except ImportError:  # pragma: no cover - exercised by the fallback test through `loads_with`
+    _fast_loads = _stdlib_loads
+    FAST_JSON_AVAILABLE = False
+
+json_loads: JsonLoads = _fast_loads
+
+
+class LineProblem(StrEnum):
+    """Why a line is not a JSON object we can read as a record."""
+
+    BLANK = "blank"
+    INVALID_UTF8 = "invalid-utf8"
+    NOT_JSON = "not-json"
+    TORN = "torn-last-line"  # not JSON and the file ends without a newline: a crash mid-write
+    NOT_OBJECT = "not-an-object"
+
+
+@dataclass(frozen=True, slots=True)
+class RawLine:
+    """One physical line: bytes without the newline, 1-based number, byte offset of its start."""
+
+    number: int
+    offset: int
+    data: bytes
+    terminated: bool  # False only for a last line with no trailing newline
+
+    @property
+    def end_offset(self) -> int:
+        return self.offset + len(self.data) + (1 if self.terminated else 0)
+
+    def to_bytes(self) -> bytes:
+        return self.data + b"\n" if self.terminated else self.data
+
+
+@dataclass(frozen=True, slots=True)
+class Line:
+    """A raw line with its parsed value, or the reason it has none."""
+
+    raw: RawLine
+    value: Any  # the decoded JSON value when problem is None or NOT_OBJECT, else None
+    problem: LineProblem | None
+
+    @property
+    def record(self) -> dict[str, Any] | None:
+        return self.value if self.problem is None else None
+
+    @property
+    def number(self) -> int:
+        return self.raw.number
+
+    def text(self) -> str:
+        """The line as text for plain-text scanning; undecodable bytes map to lone surrogates
+        (surrogateescape) so that encoding the text back gives the same bytes."""
+        return self.raw.data.decode("utf-8", errors="surrogateescape")
+
+
+def iter_raw_lines(stream: IO[bytes], *, offset: int = 0, number: int = 1) -> Iterator[RawLine]:
+    """Yield every line of a binary stream, from its current position.
+
+    `offset` and `number` name where that position is in the file, so a caller can resume a
+    scan in the middle. Memory is bounded by the longest line.
+    """
+    readline = stream.readline
+    while True:
+        data = readline()
+        if not data:
+            return
+        terminated = data.endswith(b"\n")
+        if terminated:
+            data = data[:-1]
+        yield RawLine(number=number, offset=offset, data=data, terminated=terminated)
+        offset += len(data) + (1 if terminated else 0)
+        number += 1
+
+
+def parse_line(raw: RawLine, loads: JsonLoads | None = None) -> Line:
+    """Parse one raw line; never raises."""
+    data = raw.data
+    if not data.strip():
+        return Line(raw, None, LineProblem.BLANK)
+    try:
+        value = (loads or json_loads)(data)
+    except UnicodeDecodeError:
+        return Line(raw, None, LineProblem.INVALID_UTF8)
+    except ValueError:
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError:
+            return Line(raw, None, LineProblem.INVALID_UTF8)
+        return Line(raw, None, LineProblem.NOT_JSON if raw.terminated else LineProblem.TORN)
+    except RecursionError:
+        return Line(raw, None, LineProblem.NOT_JSON)
+    if not isinstance(value, dict):
+        return Line(raw, value, LineProblem.NOT_OBJECT)
+    return Line(raw, value, None)
+
+
+def read_lines(path: Path, *, loads: JsonLoads | None = None) -> Iterator[Line]:
+    """Stream the parsed lines of a JSONL file."""
+    with path.open("rb") as stream:
+        for raw in iter_raw_lines(stream):
+            yield parse_line(raw, loads)
+
+
+def fsync_dir(folder: Path) -> None:
+    """Make a rename in `folder` durable."""
+    with contextlib.suppress(OSError):  # some filesystems cannot fsync a directory
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def atomic_write(
+    path: Path,
+    chunks: Iterable[bytes],
+    *,
+    mode: int = 0o600,
+    mtime_ns: int | None = None,
+    owner: tuple[int, int] | None = None,
+) -> None:
+    """Write `chunks` to `path` through a temp file in the same folder: fsync, rename, fsync dir.
+
+    A crash at any point leaves either the old file or the new one, never a mix. On failure the
+    temp file is removed and the error propagates; the target is untouched.
+    """
+    folder = path.parent
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
+    tmp = Path(tmp_name)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            for chunk in chunks:
+                out.write(chunk)
+            out.flush()
+            os.fchmod(out.fileno(), mode)
+            if owner is not None:
+                with contextlib.suppress(PermissionError):
+                    os.fchown(out.fileno(), *owner)
+            os.fsync(out.fileno())
+        if mtime_ns is not None:
+            os.utime(tmp, ns=(mtime_ns, mtime_ns))
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+        raise
+    fsync_dir(folder)
