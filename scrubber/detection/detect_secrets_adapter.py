@@ -1,0 +1,250 @@
+"""detect-secrets' plugins behind our Detector seam (the only module that imports detect_secrets).
+
+detect-secrets reports secret *values* without positions, and for some plugins only part of the
+token (its GitHub rule captures `ghp` alone). We run each plugin's own regexes with `finditer` to
+get positions, widen a partial capture to the whole token, and check keyword and entropy results
+with detect-secrets' own heuristic filters. Importing detect_secrets costs about 120 ms (it pulls
+in `requests`), so the import happens on the first `find`, never on the status line's path.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from scrubber.detection.detector import ScanContext
+from scrubber.detection.finding import Hit
+
+DETECTOR_NAME = "detect-secrets"
+
+# Lower-case literals that any match of the plugin must contain. Plugins whose formats have no
+# literal (Discord, Telegram, Twilio, Artifactory's AP… keys) get none: they run on strings some
+# other anchor already selected, and on text from a credential source.
+_PLUGIN_ANCHORS: dict[str, tuple[str, ...]] = {
+    "AWSKeyDetector": ("akia", "asia", "abia", "acca", "a3t", "aws"),
+    "ArtifactoryDetector": ("akc",),
+    "AzureStorageKeyDetector": ("accountkey",),
+    "BasicAuthDetector": ("://",),
+    "CloudantDetector": ("cloudant",),
+    "DiscordBotTokenDetector": (),
+    "GitHubTokenDetector": ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
+    "GitLabTokenDetector": ("glpat-", "gldt-", "glrt-", "glptt-", "glcbt-", "glft-", "glimt-", "glsoat-"),
+    "IbmCloudIamDetector": ("ibm",),
+    "IbmCosHmacDetector": ("ibm",),
+    "JwtTokenDetector": ("eyj",),
+    "MailchimpDetector": ("-us",),
+    "NpmDetector": ("_authtoken",),
+    "OpenAIDetector": ("t3blbkfj",),
+    "PypiTokenDetector": ("pypi-ageichlwas5vcmc",),
+    "SendGridDetector": ("sg.",),
+    "SlackDetector": ("xox", "hooks.slack.com"),
+    "SoftlayerDetector": ("softlayer",),
+    "SquareOAuthDetector": ("sq0csp-",),
+    "StripeDetector": ("sk_live_", "rk_live_"),
+    "TelegramBotTokenDetector": (),
+    "TwilioKeyDetector": (),
+}
+# The keyword plugin's own denylist, as literals (its regexes allow `_?` between the parts).
+_KEYWORD_ANCHORS = (
+    "api_key", "apikey", "auth_key", "authkey", "service_key", "servicekey", "account_key",
+    "accountkey", "db_key", "dbkey", "database_key", "databasekey", "priv_key", "privkey",
+    "private_key", "privatekey", "client_key", "clientkey", "db_pass", "dbpass", "database_pass",
+    "databasepass", "key_pass", "keypass", "password", "passwd", "pwd", "secret", "contraseña",
+    "contrasena",
+)  # fmt: skip
+# Kinds for findings, by plugin (kebab-case, matching ours where the thing is the same).
+_PLUGIN_KINDS: dict[str, str] = {
+    "AWSKeyDetector": "aws-access-key",
+    "ArtifactoryDetector": "artifactory-token",
+    "AzureStorageKeyDetector": "azure-storage-key",
+    "BasicAuthDetector": "basic-auth-password",
+    "CloudantDetector": "cloudant-credential",
+    "DiscordBotTokenDetector": "discord-bot-token",
+    "GitHubTokenDetector": "github-token",
+    "GitLabTokenDetector": "gitlab-token",
+    "IbmCloudIamDetector": "ibm-cloud-iam-key",
+    "IbmCosHmacDetector": "ibm-cos-hmac-key",
+    "JwtTokenDetector": "jwt",
+    "MailchimpDetector": "mailchimp-key",
+    "NpmDetector": "npm-token",
+    "OpenAIDetector": "openai-key",
+    "PypiTokenDetector": "pypi-token",
+    "SendGridDetector": "sendgrid-key",
+    "SlackDetector": "slack-token",
+    "SoftlayerDetector": "softlayer-key",
+    "SquareOAuthDetector": "square-oauth-secret",
+    "StripeDetector": "stripe-key",
+    "TelegramBotTokenDetector": "telegram-bot-token",
+    "TwilioKeyDetector": "twilio-key",
+}
+# Our PEM rule covers the whole block; detect-secrets' PrivateKeyDetector sees only the header
+# line, which would make a partial redaction look complete. IPPublicDetector flags addresses,
+# which are not credentials.
+_EXCLUDED_PLUGINS = frozenset({"PrivateKeyDetector", "IPPublicDetector"})
+
+_TOKEN_BODY = re.compile(r"[A-Za-z0-9_\-+/.~]*")
+_TOKEN_BODY_LEFT = re.compile(r"[A-Za-z0-9_\-+/.~]*$")
+_PADDING = re.compile(r"=*")
+
+
+@dataclass(frozen=True, slots=True)
+class _Plugin:
+    class_name: str
+    kind: str
+    patterns: tuple[re.Pattern[str], ...]
+    anchors: tuple[str, ...]
+
+
+@dataclass(slots=True)
+class _Loaded:
+    regex_plugins: tuple[_Plugin, ...]
+    keyword_plugin: Any
+    keyword_regexes_by_type: dict[Any, dict[re.Pattern[str], int]]
+    keyword_default: dict[re.Pattern[str], int]
+    determine_file_type: Any
+    entropy_plugins: tuple[tuple[Any, str], ...]
+    filters: tuple[Any, ...]
+    is_likely_id_string: Any
+    is_indirect_reference: Any
+
+
+def _load() -> _Loaded:
+    from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
+    from detect_secrets.filters import heuristic
+    from detect_secrets.plugins.base import RegexBasedDetector
+    from detect_secrets.plugins.high_entropy_strings import (
+        Base64HighEntropyString,
+        HexHighEntropyString,
+    )
+    from detect_secrets.plugins.keyword import (
+        QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP,
+        REGEX_BY_FILETYPE,
+        KeywordDetector,
+    )
+    from detect_secrets.util.filetype import determine_file_type
+
+    regex_plugins = []
+    for cls in sorted(get_mapping_from_secret_type_to_class().values(), key=lambda c: c.__name__):
+        name = cls.__name__
+        if name in _EXCLUDED_PLUGINS or not issubclass(cls, RegexBasedDetector):
+            continue
+        plugin = cls()
+        regex_plugins.append(
+            _Plugin(
+                class_name=name,
+                kind=_PLUGIN_KINDS.get(name, "detect-secrets-" + name.lower()),
+                patterns=tuple(plugin.denylist),
+                anchors=_PLUGIN_ANCHORS.get(name, ()),
+            )
+        )
+    return _Loaded(
+        regex_plugins=tuple(regex_plugins),
+        keyword_plugin=KeywordDetector(),
+        keyword_regexes_by_type=REGEX_BY_FILETYPE,
+        keyword_default=QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP,
+        determine_file_type=determine_file_type,
+        entropy_plugins=(
+            (Base64HighEntropyString(), "high-entropy-base64"),
+            (HexHighEntropyString(), "high-entropy-hex"),
+        ),
+        filters=(
+            heuristic.is_sequential_string,
+            heuristic.is_potential_uuid,
+            heuristic.is_templated_secret,
+            heuristic.is_prefixed_with_dollar_sign,
+            heuristic.is_not_alphanumeric_string,
+        ),
+        is_likely_id_string=heuristic.is_likely_id_string,
+        is_indirect_reference=heuristic.is_indirect_reference,
+    )
+
+
+def _widen(text: str, start: int, end: int) -> tuple[int, int]:
+    """Grow a partial capture (`ghp`) to the whole token it belongs to."""
+    left = _TOKEN_BODY_LEFT.search(text, 0, start)
+    if left is not None:
+        start = left.start()
+    right = _TOKEN_BODY.match(text, end)
+    if right is not None:
+        end = right.end()
+    pad = _PADDING.match(text, end)
+    if pad is not None:
+        end = pad.end()
+    return start, end
+
+
+def _line_around(text: str, start: int, end: int) -> str:
+    line_start = text.rfind("\n", 0, start) + 1
+    line_end = text.find("\n", end)
+    return text[line_start : len(text) if line_end < 0 else line_end]
+
+
+class DetectSecretsDetector:
+    """All of detect-secrets' relevant plugins as one detector with exact spans."""
+
+    name = DETECTOR_NAME
+    context_only = False
+
+    def __init__(self) -> None:
+        self._loaded: _Loaded | None = None
+        anchors: set[str] = set(_KEYWORD_ANCHORS)
+        for plugin_anchors in _PLUGIN_ANCHORS.values():
+            anchors.update(plugin_anchors)
+        self.anchors: tuple[str, ...] = tuple(sorted(anchors))
+
+    def _plugins(self) -> _Loaded:
+        if self._loaded is None:
+            self._loaded = _load()
+        return self._loaded
+
+    def find(self, text: str, context: ScanContext) -> Iterator[Hit]:
+        loaded = self._plugins()
+        lowered = text.lower()
+        for plugin in loaded.regex_plugins:
+            if plugin.anchors and not any(a in lowered for a in plugin.anchors):
+                continue
+            for pattern in plugin.patterns:
+                for match in pattern.finditer(text):
+                    span = next(
+                        (match.span(i) for i in range(1, (match.lastindex or 0) + 1) if match.group(i)),
+                        match.span(),
+                    )
+                    start, end = _widen(text, *span) if plugin.class_name != "BasicAuthDetector" else span
+                    if end > start:
+                        yield Hit(start, end, plugin.kind, f"{DETECTOR_NAME}:{plugin.class_name}")
+        if any(a in lowered for a in _KEYWORD_ANCHORS):
+            yield from self._keyword_hits(loaded, text, context)
+        if context.sensitive:
+            yield from self._entropy_hits(loaded, text)
+
+    def _keyword_hits(self, loaded: _Loaded, text: str, context: ScanContext) -> Iterator[Hit]:
+        regexes = loaded.keyword_default
+        if context.file_name:
+            regexes = loaded.keyword_regexes_by_type.get(
+                loaded.determine_file_type(context.file_name), regexes
+            )
+        for regex, group in regexes.items():
+            for match in regex.finditer(text):
+                start, end = match.span(group)
+                if start < 0 or end <= start:
+                    continue
+                value = text[start:end]
+                line = _line_around(text, start, end)
+                if any(f(value) for f in loaded.filters):
+                    continue
+                if loaded.is_likely_id_string(value, line) or loaded.is_indirect_reference(line):
+                    continue
+                yield Hit(start, end, "keyword-value", f"{DETECTOR_NAME}:KeywordDetector")
+
+    def _entropy_hits(self, loaded: _Loaded, text: str) -> Iterator[Hit]:
+        for plugin, kind in loaded.entropy_plugins:
+            for match in plugin.regex.finditer(text):
+                start, end = match.span(2)
+                value = text[start:end]
+                if len(value) < 16 or plugin.calculate_shannon_entropy(value) < plugin.entropy_limit:
+                    continue
+                if any(f(value) for f in loaded.filters):
+                    continue
+                yield Hit(start, end, kind, f"{DETECTOR_NAME}:{type(plugin).__name__}")

@@ -1,0 +1,70 @@
+"""Keyed fingerprints: a way to name a secret without revealing it.
+
+A plain hash of a short password can be reversed by guessing; an HMAC under a per-installation
+key cannot, without the key. The key lives 0600 in scrubber's folder; the same secret gets the
+same fingerprint everywhere on one installation, which lets the allowlist and the totals work.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import hmac
+import os
+import secrets
+from pathlib import Path
+
+from scrubber.errors import ConfigError
+from scrubber.paths import PRIVATE_DIR_MODE, PRIVATE_FILE_MODE
+
+KEY_BYTES = 32
+
+
+class Fingerprinter:
+    __slots__ = ("_key",)
+
+    def __init__(self, key: bytes) -> None:
+        if len(key) < 16:
+            raise ConfigError("the fingerprint key is too short", "delete it to have a new one made")
+        self._key = key
+
+    def __repr__(self) -> str:
+        return "Fingerprinter(<key hidden>)"
+
+    def fingerprint(self, value: str) -> str:
+        """Hex HMAC-SHA256 of the value (64 chars). Callers show the first 8."""
+        data = value.encode("utf-8", errors="surrogatepass")
+        return hmac.new(self._key, data, hashlib.sha256).hexdigest()
+
+
+def read_or_create_key(path: Path) -> bytes:
+    """Read the installation's fingerprint key, creating it (0600 in a 0700 folder) if absent."""
+    try:
+        key = path.read_bytes()
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        raise ConfigError(f"cannot read the fingerprint key {path}: {exc.strerror}") from None
+    else:
+        if len(key) >= 16:
+            return key
+        raise ConfigError(
+            f"the fingerprint key {path} is damaged (too short)",
+            "delete it; a new key changes every fingerprint, so update allowlist fingerprints",
+        )
+    path.parent.mkdir(parents=True, exist_ok=True, mode=PRIVATE_DIR_MODE)
+    key = secrets.token_bytes(KEY_BYTES)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, PRIVATE_FILE_MODE)
+    except FileExistsError:
+        return read_or_create_key(path)  # another process made it first: use theirs
+    except OSError as exc:
+        raise ConfigError(f"cannot create the fingerprint key {path}: {exc.strerror}") from None
+    try:
+        os.write(fd, key)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    with contextlib.suppress(OSError):
+        os.chmod(path, PRIVATE_FILE_MODE)
+    return key

@@ -1,0 +1,459 @@
+"""The scanner: which strings of a transcript line to look at, with what context, and what is
+found there.
+
+The fast path works on raw line bytes. Most lines of a real transcript hold no secret; a line
+whose bytes contain none of the detectors' anchors (case-insensitively), that is not a tool call,
+and that is not the result of a tool call that read a credential source, is skipped without being
+parsed. Other lines are parsed, and every string leaf is scanned with what the record tells us:
+the JSON key it sits under, the tool call it belongs to, whether it is thinking text.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from scrubber.detection.context import ToolCall, describe_tool_use
+from scrubber.detection.detector import PLAIN, Detector, ScanContext, SourceKind
+from scrubber.detection.fingerprint import Fingerprinter
+from scrubber.detection.finding import Hit, resolve_overlaps
+from scrubber.detection.placeholder import PLACEHOLDER_RE, make_placeholder, mask_placeholders
+from scrubber.transcript.jsonl import Line, LineProblem, RawLine, parse_line
+
+# String values under these keys are identifiers, chain fields, signatures or enum-like tags:
+# never secrets, and redaction must leave them byte-identical.
+PROTECTED_KEYS = frozenset(
+    {
+        "uuid", "parentUuid", "logicalParentUuid", "leafUuid", "sessionId", "requestId",
+        "timestamp", "messageId", "sourceToolAssistantUUID", "sourceToolUseID", "toolUseID",
+        "parentToolUseID", "agentId", "promptId", "tool_use_id", "signature", "type", "subtype",
+        "role", "id", "hash", "media_type", "stop_reason", "model", "version", "userType",
+        "gitBranch", "permissionMode", "slug", "level", "operation", "name",
+    }
+)  # fmt: skip
+# Keys whose whole value looks like a credential when it is a plausible secret (an MCP tool's
+# input `{"api_key": …}`, a parsed config object in toolUseResult).
+_SENSITIVE_KEY = re.compile(
+    r"(?:^|[_\-.])(?:pass(?:word|wd|phrase)?|pwd|secret|token|api[_\-]?key|apikey|private[_\-]?key|"
+    r"access[_\-]?key|auth|credentials?|client[_\-]?secret)(?:$|[_\-.])|^(?:password|secret|token)s?$",
+    re.IGNORECASE,
+)
+# On a raw line: a JSON key with a credential-like name holding a string value. Lines with no
+# anchor are still parsed when this matches, so `{"api_key": "…"}` is never skipped.
+_SENSITIVE_JSON_KEY_RAW = re.compile(
+    rb'"[a-z0-9_\-.]{0,40}(?:pass|pwd|secret|token|api_?key|apikey|private_?key|access_?key|auth|'
+    rb'credential)[a-z0-9_\-.]{0,40}"\s*:\s*"',
+)
+_TOOL_USE_ID = re.compile(rb'"tool_use_id"\s*:\s*"([^"\\]{1,200})"')
+_TOOL_USE_MARK = b'"tool_use"'
+_TOOL_USE_ID_MARK = b'"tool_use_id"'
+_MIN_SECRET_LEN = 6
+_SOURCE_LABEL_MAX = 120
+
+
+@dataclass(frozen=True, slots=True)
+class Allowlist:
+    """Known false positives the policy silences: value patterns and fingerprints."""
+
+    patterns: tuple[re.Pattern[str], ...] = ()
+    fingerprints: tuple[str, ...] = ()  # hex prefixes (8+ chars) of keyed fingerprints
+
+    def allows(self, value: str, fingerprint: str) -> bool:
+        if any(fingerprint.startswith(fp) for fp in self.fingerprints):
+            return True
+        return any(p.search(value) for p in self.patterns)
+
+
+@dataclass(frozen=True, slots=True)
+class FoundSecret:
+    """A hit with its keyed fingerprint; never the value."""
+
+    hit: Hit
+    fingerprint: str
+
+    @property
+    def placeholder(self) -> str:
+        return make_placeholder(self.hit.kind, self.fingerprint)
+
+
+@dataclass(frozen=True, slots=True)
+class LeafScan:
+    """The secrets found in one string of a line."""
+
+    pointer: str | None  # RFC 6901 pointer; None for a line that is not JSON
+    found: tuple[FoundSecret, ...]
+    in_thinking: bool
+    source: str | None  # tool label, already redacted
+
+
+@dataclass(frozen=True, slots=True)
+class LineScan:
+    line: Line
+    record_uuid: str | None
+    session_id: str | None
+    leaves: tuple[LeafScan, ...]
+
+
+def json_pointer(parts: Iterable[str | int]) -> str:
+    """RFC 6901: `~` is `~0`, `/` is `~1`."""
+    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
+
+
+def _ascii_prefix(anchor: str) -> str:
+    for i, ch in enumerate(anchor):
+        if ord(ch) > 127:
+            return anchor[:i]
+    return anchor
+
+
+@dataclass(slots=True)
+class _AnchorIndex:
+    """Which detectors could match, given which anchors a text contains."""
+
+    detectors: tuple[Detector, ...]
+    by_anchor: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    raw_regex: re.Pattern[bytes] | None = None
+    context_only: tuple[int, ...] = ()
+
+    @classmethod
+    def build(cls, detectors: Sequence[Detector]) -> _AnchorIndex:
+        index = cls(tuple(detectors))
+        by_anchor: dict[str, set[int]] = {}
+        context_only = []
+        for i, det in enumerate(detectors):
+            if det.context_only and not det.anchors:
+                context_only.append(i)
+            for anchor in det.anchors:
+                by_anchor.setdefault(anchor.lower(), set()).add(i)
+        # An anchor that contains another implies it: the regex below reports one anchor per
+        # position, so "private_key" must also select the detectors anchored on "key".
+        for anchor in list(by_anchor):
+            for other, dets in list(by_anchor.items()):
+                if other != anchor and other in anchor:
+                    by_anchor[anchor] |= dets
+        index.by_anchor = {a: tuple(sorted(d)) for a, d in by_anchor.items()}
+        raw_literals = sorted(
+            {p for p in (_ascii_prefix(a) for a in by_anchor) if p}, key=len, reverse=True
+        )
+        if raw_literals:
+            alternation = b"|".join(re.escape(a.encode()) for a in raw_literals)
+            index.raw_regex = re.compile(b"(?=(" + alternation + b"))")
+        index.context_only = tuple(context_only)
+        return index
+
+    def raw_anchors(self, lowered: bytes) -> set[str]:
+        """Anchors present in a lower-cased raw line (ASCII prefixes of non-ASCII anchors)."""
+        if self.raw_regex is None:
+            return set()
+        return {m.group(1).decode() for m in self.raw_regex.finditer(lowered)}
+
+    def candidates(self, lowered_text: str, line_anchors: Iterable[str]) -> set[int]:
+        chosen: set[int] = set()
+        for anchor in line_anchors:
+            for full, dets in self._expand(anchor):
+                if full in lowered_text:
+                    chosen.update(dets)
+        return chosen
+
+    def _expand(self, raw_anchor: str) -> Iterator[tuple[str, tuple[int, ...]]]:
+        dets = self.by_anchor.get(raw_anchor)
+        if dets is not None:
+            yield raw_anchor, dets
+        # Non-ASCII anchors are found on raw bytes by their ASCII prefix.
+        for full, full_dets in self.by_anchor.items():
+            if full != raw_anchor and _ascii_prefix(full) == raw_anchor:
+                yield full, full_dets
+
+
+class SecretScanner:
+    """Finds secrets in text and in transcript lines. Holds no secret values."""
+
+    def __init__(
+        self,
+        detectors: Sequence[Detector],
+        fingerprinter: Fingerprinter,
+        allowlist: Allowlist | None = None,
+    ) -> None:
+        self._index = _AnchorIndex.build(detectors)
+        self._fingerprinter = fingerprinter
+        self._allowlist = allowlist or Allowlist()
+        self._all_anchors = frozenset(self._index.by_anchor)
+
+    # -- text ---------------------------------------------------------------------------
+
+    def scan_text(
+        self,
+        text: str,
+        context: ScanContext = PLAIN,
+        line_anchors: Iterable[str] | None = None,
+    ) -> tuple[FoundSecret, ...]:
+        """Secrets in one string, as exact non-overlapping spans with fingerprints."""
+        if len(text) < _MIN_SECRET_LEN:
+            return ()
+        lowered = text.lower()
+        if "[redacted:" in lowered:
+            text = mask_placeholders(text)
+            lowered = text.lower()
+        anchors = self._all_anchors if line_anchors is None else line_anchors
+        chosen = self._index.candidates(lowered, anchors)
+        if context.sensitive:
+            chosen.update(self._index.context_only)
+            chosen.update(i for i, d in enumerate(self._index.detectors) if not d.anchors)
+        hits: list[Hit] = []
+        for i in sorted(chosen):
+            hits.extend(self._index.detectors[i].find(text, context))
+        if context.key and _SENSITIVE_KEY.search(context.key):
+            whole = _whole_value_hit(text, context.key)
+            if whole is not None:
+                hits.append(whole)
+        if not hits:
+            return ()
+        return self._finish(text, hits)
+
+    def _finish(self, text: str, hits: list[Hit]) -> tuple[FoundSecret, ...]:
+        found = []
+        for hit in resolve_overlaps(hits):
+            value = text[hit.start : hit.end]
+            if not value.strip():
+                continue
+            fingerprint = self._fingerprinter.fingerprint(value)
+            if self._allowlist.allows(value, fingerprint):
+                continue
+            found.append(FoundSecret(hit, fingerprint))
+        return tuple(found)
+
+    def redact_text(self, text: str, context: ScanContext = PLAIN) -> str:
+        """The text with every secret replaced by its placeholder (for labels and titles)."""
+        found = self.scan_text(text, context)
+        for item in sorted(found, key=lambda f: f.hit.start, reverse=True):
+            text = text[: item.hit.start] + item.placeholder + text[item.hit.end :]
+        return text
+
+    # -- transcript lines -----------------------------------------------------------------
+
+    def new_file_scan(self) -> FileScan:
+        return FileScan(self)
+
+
+def _whole_value_hit(text: str, key: str) -> Hit | None:
+    """A string that is the whole value of a `password`/`token`-like key."""
+    value = text.strip()
+    if len(value) < _MIN_SECRET_LEN or len(value) > 4096 or "\n" in value or " " in value:
+        return None
+    if PLACEHOLDER_RE.fullmatch(value) or value.startswith(("$", "<", "{{")) or value.isdigit():
+        return None
+    if value.lower() in {"true", "false", "null", "none", "redacted", "changeme", "xxxxxx"}:
+        return None
+    start = text.index(value)
+    return Hit(start, start + len(value), "sensitive-key-value", "sensitive-key")
+
+
+@dataclass(slots=True)
+class _Walk:
+    """The state of one record's walk: where we are and what the record tells us."""
+
+    calls: Mapping[str, ToolCall]
+    leaves: list[LeafScan]
+    line_anchors: set[str]
+    result_context: ScanContext = PLAIN
+    result_source: str | None = None
+
+
+class FileScan:
+    """Scans the lines of one file in order, remembering tool calls to understand results."""
+
+    def __init__(self, scanner: SecretScanner) -> None:
+        self._scanner = scanner
+        self._calls: dict[str, ToolCall] = {}
+        self._sensitive_calls: set[str] = set()
+        self._labels: dict[str, str] = {}
+
+    def scan_raw(self, raw: RawLine) -> LineScan | None:
+        """Scan one line; None when the fast path proves there is nothing to find."""
+        data = raw.data
+        lowered = data.lower()
+        if b"\\/" in lowered:
+            lowered = lowered.replace(b"\\/", b"/")
+        anchors = self._scanner._index.raw_anchors(lowered)
+        is_call = _TOOL_USE_MARK in data
+        sensitive = False
+        if self._sensitive_calls and _TOOL_USE_ID_MARK in data:
+            sensitive = any(
+                m.group(1).decode("utf-8", "replace") in self._sensitive_calls
+                for m in _TOOL_USE_ID.finditer(data)
+            )
+        if not anchors and not is_call and not sensitive:
+            if not _SENSITIVE_JSON_KEY_RAW.search(lowered):
+                return None
+        return self.scan_line(parse_line(raw), anchors)
+
+    def scan_line(self, line: Line, anchors: set[str] | None = None) -> LineScan:
+        scanner = self._scanner
+        if anchors is None:
+            lowered = line.raw.data.lower().replace(b"\\/", b"/")
+            anchors = scanner._index.raw_anchors(lowered)
+        record = line.record
+        if record is None:
+            # Not a JSON object (a torn last line, say): scan it as plain text.
+            leaves: tuple[LeafScan, ...] = ()
+            if line.problem is not LineProblem.BLANK:
+                found = scanner.scan_text(line.text(), PLAIN, anchors)
+                if found:
+                    leaves = (LeafScan(None, found, False, None),)
+            return LineScan(line, None, None, leaves)
+        walk = _Walk(self._calls, [], anchors)
+        self._register_calls(record)
+        self._walk_record(record, walk)
+        uuid = record.get("uuid")
+        session = record.get("sessionId")
+        return LineScan(
+            line,
+            uuid if isinstance(uuid, str) else None,
+            session if isinstance(session, str) else None,
+            tuple(walk.leaves),
+        )
+
+    # -- tool calls -------------------------------------------------------------------------
+
+    def _register_calls(self, record: Mapping[str, Any]) -> None:
+        for block in _content_blocks(record):
+            if block.get("type") != "tool_use":
+                continue
+            call_id = block.get("id")
+            name = block.get("name")
+            if not isinstance(call_id, str) or not isinstance(name, str):
+                continue
+            call = describe_tool_use(name, block.get("input"))
+            self._calls[call_id] = call
+            if call.source is not SourceKind.UNKNOWN:
+                self._sensitive_calls.add(call_id)
+
+    def _label(self, call_id: str) -> str | None:
+        label = self._labels.get(call_id)
+        if label is None:
+            call = self._calls.get(call_id)
+            if call is None:
+                return None
+            target = self._scanner.redact_text(call.target) if call.target else ""
+            label = _shorten(call.label(target))
+            self._labels[call_id] = label
+        return label
+
+    # -- the walk ---------------------------------------------------------------------------
+
+    def _walk_record(self, record: Mapping[str, Any], walk: _Walk) -> None:
+        result_id = next(
+            (
+                b.get("tool_use_id")
+                for b in _content_blocks(record)
+                if b.get("type") == "tool_result" and isinstance(b.get("tool_use_id"), str)
+            ),
+            None,
+        )
+        if isinstance(result_id, str):
+            call = self._calls.get(result_id)
+            if call is not None:
+                walk.result_context = ScanContext(None, call.source, call.target or None)
+            walk.result_source = self._label(result_id)
+        for key, value in record.items():
+            if key == "toolUseResult":
+                self._walk(value, [key], walk, walk.result_context, walk.result_source, False)
+            elif key == "message" and isinstance(value, Mapping):
+                self._walk_message(value, walk)
+            elif key not in PROTECTED_KEYS:
+                self._walk(value, [key], walk, ScanContext(key), None, False)
+
+    def _walk_message(self, message: Mapping[str, Any], walk: _Walk) -> None:
+        for key, value in message.items():
+            if key == "content" and isinstance(value, list):
+                for i, block in enumerate(value):
+                    path: list[str | int] = ["message", "content", i]
+                    if isinstance(block, Mapping):
+                        self._walk_block(block, path, walk)
+                    else:
+                        self._walk(block, path, walk, PLAIN, None, False)
+            elif key not in PROTECTED_KEYS:
+                self._walk(value, ["message", key], walk, ScanContext(key), None, False)
+
+    def _walk_block(self, block: Mapping[str, Any], path: list[str | int], walk: _Walk) -> None:
+        kind = block.get("type")
+        if kind in ("redacted_thinking", "image"):
+            return  # opaque data and base64 payloads: not text
+        if kind == "tool_use":
+            call_id = block.get("id")
+            call = self._calls.get(call_id) if isinstance(call_id, str) else None
+            label = self._label(call_id) if isinstance(call_id, str) else None
+            tool_input = block.get("input")
+            if isinstance(tool_input, Mapping):
+                for key, value in tool_input.items():
+                    source = SourceKind.UNKNOWN
+                    if call is not None and key in ("content", "new_string", "new_source", "edits"):
+                        source = call.source
+                    ctx = ScanContext(key, source, call.target if call else None)
+                    self._walk(value, [*path, "input", key], walk, ctx, label, False)
+            return
+        if kind == "tool_result":
+            call_id = block.get("tool_use_id")
+            call = self._calls.get(call_id) if isinstance(call_id, str) else None
+            ctx = ScanContext(None, call.source, call.target or None) if call else PLAIN
+            label = self._label(call_id) if isinstance(call_id, str) else None
+            self._walk(block.get("content"), [*path, "content"], walk, ctx, label, False)
+            return
+        for key, value in block.items():
+            if key in PROTECTED_KEYS:
+                continue
+            self._walk(value, [*path, key], walk, ScanContext(key), None, kind == "thinking")
+
+    def _walk(
+        self,
+        value: Any,
+        path: list[str | int],
+        walk: _Walk,
+        ctx: ScanContext,
+        source: str | None,
+        thinking: bool,
+    ) -> None:
+        if isinstance(value, str):
+            found = self._scanner.scan_text(value, ctx, walk.line_anchors)
+            if found:
+                walk.leaves.append(LeafScan(json_pointer(path), found, thinking, source))
+        elif isinstance(value, Mapping):
+            if value.get("type") in ("image", "base64") and "data" in value:
+                return
+            if value.get("type") == "image" or "media_type" in value:
+                return
+            for key, item in value.items():
+                if key in PROTECTED_KEYS and isinstance(item, str):
+                    continue
+                sub = ScanContext(key, ctx.source, ctx.file_name) if isinstance(key, str) else ctx
+                self._walk(item, [*path, key], walk, sub, source, thinking)
+        elif isinstance(value, list):
+            for i, item in enumerate(value):
+                if isinstance(item, Mapping) and item.get("type") in ("image", "document"):
+                    continue
+                self._walk(item, [*path, i], walk, ctx, source, thinking)
+
+
+def _content_blocks(record: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
+    message = record.get("message")
+    if not isinstance(message, Mapping):
+        return
+    content = message.get("content")
+    if isinstance(content, list):
+        for block in content:
+            if isinstance(block, Mapping):
+                yield block
+
+
+def _shorten(label: str) -> str:
+    """Cut a long label without cutting a placeholder in half."""
+    if len(label) <= _SOURCE_LABEL_MAX:
+        return label
+    cut = _SOURCE_LABEL_MAX - 1
+    for match in PLACEHOLDER_RE.finditer(label):
+        if match.start() < cut < match.end():
+            cut = match.start()
+            break
+    return label[:cut] + "…"
