@@ -1,0 +1,505 @@
+"""Find Claude Code sessions and their side files under a config directory.
+
+Layout (../shared/reference/claude-code.md): every top-level `projects/<project>/<id>.jsonl` is
+a transcript (Claude Code's own sweep treats every one of them as such, whatever its name); its
+side folder `projects/<project>/<id>/` holds `subagents/`, `tool-results/` and `workflows/`;
+`file-history/<id>/`, `session-env/<id>/`, `debug/<id>.txt`, `todos/<id>-agent-<agent>.json`
+and `tasks/<id>/` belong to it too. Older releases wrote subagent transcripts as
+`projects/<project>/agent-<agent>.jsonl`; such a file whose records name another session in
+the same folder is listed with that session instead of as a session of its own. Global files:
+`history.jsonl`, `shell-snapshots/`, `paste-cache/`, `debug/`.
+
+Metadata must be cheap on a 1 GB transcript: lines are streamed, and a line is parsed only when
+a byte check says it can carry what we look for (`"custom-title"`, `"cwd"`, …). Inside a JSON
+string a quote is escaped, so a marker such as `"tag"` never matches text quoted in a tool
+output; it can match a nested key, which costs one parse and nothing else.
+
+Symlinks are never followed out of the config directory: such a link is reported in
+`Discovery.problems` and left alone. Paths are never resolved: a symlink inside a bundle is
+listed as the link itself, so whoever deletes or archives the bundle acts on the link.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections import deque
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from scrubber.errors import UsageError
+from scrubber.paths import file_history_dir, projects_dir
+from scrubber.transcript.jsonl import iter_raw_lines, json_loads
+from scrubber.transcript.records import Record, parse_timestamp
+
+_TITLE_MARKERS = (b'"custom-title"', b'"ai-title"', b'"tag"', b'"summary"')
+_TIMESTAMP_MARKER = b'"timestamp"'
+_CWD_MARKER = b'"cwd"'
+_SESSION_ID_MARKER = b'"sessionId"'
+# How many of the last lines holding a timestamp marker to re-read for the last timestamp: a
+# few records near the end (file-history snapshots) carry the key only nested.
+_TAIL_CANDIDATES = 16
+_LEGACY_AGENT_PREFIX = "agent-"
+_MIN_PREFIX = 4
+
+
+class SideFileKind(StrEnum):
+    HISTORY = "history"
+    SHELL_SNAPSHOT = "shell-snapshot"
+    PASTE_CACHE = "paste-cache"
+    DEBUG = "debug"
+
+
+_SIDE_FOLDERS = (
+    ("shell-snapshots", SideFileKind.SHELL_SNAPSHOT),
+    ("paste-cache", SideFileKind.PASTE_CACHE),
+    ("debug", SideFileKind.DEBUG),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class SideFile:
+    """A file outside any transcript that can hold session data (prompts, env dumps)."""
+
+    kind: SideFileKind
+    path: Path
+    session_id: str | None = None  # for `debug/<id>.txt` of a known session
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """Something discovery skipped and why: a symlink out of the config dir, an unreadable
+    folder or file."""
+
+    path: Path
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class TranscriptMetadata:
+    """What a transcript says about itself, read cheaply."""
+
+    session_id: str | None = None  # the first `sessionId` inside the file
+    cwd: str | None = None
+    custom_title: str | None = None  # the last non-empty `custom-title`
+    summary: str | None = None  # the last `summary`
+    ai_title: str | None = None  # the last `ai-title`
+    tags: tuple[str, ...] = ()  # in order of first appearance
+    first_timestamp: datetime | None = None
+    last_timestamp: datetime | None = None
+
+    @property
+    def title(self) -> str | None:
+        return self.custom_title or self.summary or self.ai_title
+
+
+def _top_level(data: bytes) -> dict[str, Any] | None:
+    try:
+        value = json_loads(data)
+    except (ValueError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def read_metadata(path: Path) -> TranscriptMetadata:
+    """Stream a transcript and pick out its id, cwd, titles, tags and first/last timestamps.
+
+    Raises OSError when the file cannot be read.
+    """
+    session_id: str | None = None
+    cwd: str | None = None
+    custom_title: str | None = None
+    summary: str | None = None
+    ai_title: str | None = None
+    tags: dict[str, None] = {}
+    first: datetime | None = None
+    tail: deque[tuple[int, int]] = deque(maxlen=_TAIL_CANDIDATES)
+
+    with path.open("rb") as stream:
+        for raw in iter_raw_lines(stream):
+            data = raw.data
+            has_timestamp = _TIMESTAMP_MARKER in data
+            if has_timestamp:
+                tail.append((raw.offset, len(data)))
+            wanted = (
+                (first is None and has_timestamp)
+                or (cwd is None and _CWD_MARKER in data)
+                or (session_id is None and _SESSION_ID_MARKER in data)
+                or any(marker in data for marker in _TITLE_MARKERS)
+            )
+            if not wanted:
+                continue
+            value = _top_level(data)
+            if value is None:
+                continue
+            record = Record(value, raw.number)
+            if first is None:
+                first = record.timestamp
+            if cwd is None:
+                cwd = record.cwd
+            if session_id is None:
+                session_id = record.session_id
+            kind = record.type
+            if kind == "custom-title":
+                custom_title = record.custom_title or custom_title
+            elif kind == "summary":
+                summary = record.summary or summary
+            elif kind == "ai-title":
+                ai_title = record.ai_title or ai_title
+            elif kind == "tag":
+                tags.update(dict.fromkeys(record.tags))
+
+        last: datetime | None = None
+        for offset, length in reversed(tail):
+            stream.seek(offset)
+            value = _top_level(stream.read(length))
+            if value is not None:
+                last = parse_timestamp(value.get("timestamp"))
+                if last is not None:
+                    break
+
+    return TranscriptMetadata(
+        session_id=session_id,
+        cwd=cwd,
+        custom_title=custom_title,
+        summary=summary,
+        ai_title=ai_title,
+        tags=tuple(tags),
+        first_timestamp=first,
+        last_timestamp=last,
+    )
+
+
+def _names_session(name: str, session_id: str) -> bool:
+    """Whether a todos/tasks entry belongs to the session: `<id>`, `<id>.json`,
+    `<id>-agent-<agent>.json`."""
+    return name == session_id or name.startswith((session_id + "-", session_id + "."))
+
+
+def _lexists(path: Path) -> bool:
+    return os.path.lexists(path)
+
+
+def session_bundle(
+    config_dir: Path, project: str, session_id: str, *, extra: tuple[Path, ...] = ()
+) -> tuple[Path, ...]:
+    """THE list of paths that make up a session (the Contracts' "session bundle"), for
+    archive, restore, retention and trash alike: the transcript, its side folder,
+    `file-history/<id>/`, `session-env/<id>/`, `debug/<id>.txt`, its todos and tasks, plus
+    `extra` (legacy `agent-*.jsonl` files of the session). Only paths that exist are listed;
+    none is resolved (a symlink is listed as the link)."""
+    project_dir = projects_dir(config_dir) / project
+    candidates = [
+        project_dir / f"{session_id}.jsonl",
+        project_dir / session_id,
+        file_history_dir(config_dir) / session_id,
+        config_dir / "session-env" / session_id,
+        config_dir / "debug" / f"{session_id}.txt",
+    ]
+    for folder in ("todos", "tasks"):
+        try:
+            entries = sorted((config_dir / folder).iterdir())
+        except OSError:
+            continue
+        candidates.extend(p for p in entries if _names_session(p.name, session_id))
+    candidates.extend(extra)
+    return tuple(path for path in candidates if _lexists(path))
+
+
+@dataclass(frozen=True, slots=True)
+class SessionInfo:
+    """One session as found on disk. `config_dir` is kept so that `bundle_paths()` can list
+    the session's files where they are now."""
+
+    id: str
+    project: str
+    transcript: Path
+    config_dir: Path = field(repr=False)
+    size: int
+    mtime: float
+    cwd: str | None = None
+    title: str | None = field(default=None, repr=False)  # may hold a secret: never print it raw
+    custom_title: str | None = field(default=None, repr=False)
+    tags: tuple[str, ...] = field(default=(), repr=False)
+    first_timestamp: datetime | None = None
+    last_timestamp: datetime | None = None
+    legacy_agent_files: tuple[Path, ...] = ()
+    readable: bool = True  # False when the transcript could not be read (metadata unknown)
+
+    @property
+    def side_dir(self) -> Path:
+        return self.transcript.parent / self.id
+
+    @property
+    def last_activity(self) -> datetime:
+        """The newest timestamp inside, else the file's mtime (not clamped to now)."""
+        return self.last_timestamp or datetime.fromtimestamp(self.mtime, tz=UTC)
+
+    def subagent_transcripts(self) -> tuple[Path, ...]:
+        """Subagent transcripts: `<side dir>/subagents/*.jsonl`, then legacy agent files."""
+        folder = self.side_dir / "subagents"
+        try:
+            found = sorted(
+                folder / e.name
+                for e in os.scandir(folder)
+                if e.name.endswith(".jsonl") and e.is_file(follow_symlinks=False)
+            )
+        except OSError:
+            found = []
+        return (*found, *self.legacy_agent_files)
+
+    def side_files(self) -> tuple[Path, ...]:
+        """Every regular file under the side folder (subagents, .meta.json, tool-results,
+        workflows), symlinks not followed."""
+        return tuple(sorted(_walk_files(self.side_dir)))
+
+    def bundle_paths(self) -> tuple[Path, ...]:
+        return session_bundle(self.config_dir, self.project, self.id, extra=self.legacy_agent_files)
+
+
+@dataclass(frozen=True, slots=True)
+class Discovery:
+    config_dir: Path
+    sessions: tuple[SessionInfo, ...]
+    side_files: tuple[SideFile, ...]
+    problems: tuple[Problem, ...] = ()
+
+    def by_id(self, session_id: str) -> tuple[SessionInfo, ...]:
+        return tuple(s for s in self.sessions if s.id == session_id)
+
+
+def _walk_files(root: Path) -> Iterator[Path]:
+    """Regular files under `root`, never descending through a symlink."""
+    for folder, _dirs, files in os.walk(root, followlinks=False):
+        for name in files:
+            path = Path(folder) / name
+            try:
+                if stat.S_ISREG(path.lstat().st_mode):
+                    yield path
+            except OSError:
+                continue
+
+
+class _Guard:
+    """Decides whether a path may be followed: not a symlink, or one that stays inside."""
+
+    def __init__(self, config_dir: Path) -> None:
+        self.root = config_dir.resolve()
+        self.problems: list[Problem] = []
+
+    def allows(self, path: Path) -> bool:
+        if not path.is_symlink():
+            return True
+        try:
+            target = path.resolve(strict=True)
+        except (OSError, RuntimeError):
+            self.problems.append(Problem(path, "broken or looping symlink, not followed"))
+            return False
+        if target == self.root or target.is_relative_to(self.root):
+            return True
+        self.problems.append(Problem(path, "symlink pointing outside the config dir, not followed"))
+        return False
+
+
+def _session_info(
+    config_dir: Path,
+    project: str,
+    path: Path,
+    meta: TranscriptMetadata | None,
+    *,
+    readable: bool,
+    legacy: tuple[Path, ...] = (),
+) -> SessionInfo | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    meta = meta or TranscriptMetadata()
+    return SessionInfo(
+        id=path.stem,
+        project=project,
+        transcript=path,
+        config_dir=config_dir,
+        size=st.st_size,
+        mtime=st.st_mtime,
+        cwd=meta.cwd,
+        title=meta.title,
+        custom_title=meta.custom_title,
+        tags=meta.tags,
+        first_timestamp=meta.first_timestamp,
+        last_timestamp=meta.last_timestamp,
+        legacy_agent_files=legacy,
+        readable=readable,
+    )
+
+
+def _discover_project(
+    config_dir: Path, project_dir: Path, guard: _Guard, *, metadata: bool
+) -> list[SessionInfo]:
+    try:
+        entries = sorted(os.scandir(project_dir), key=lambda e: e.name)
+    except OSError as exc:
+        guard.problems.append(Problem(project_dir, f"cannot list: {exc.strerror}"))
+        return []
+    files: list[tuple[Path, TranscriptMetadata | None, bool]] = []
+    for entry in entries:
+        if not entry.name.endswith(".jsonl"):
+            continue
+        path = project_dir / entry.name
+        if not guard.allows(path):
+            continue
+        try:
+            if not entry.is_file():
+                continue
+        except OSError:
+            continue
+        meta: TranscriptMetadata | None = None
+        readable = True
+        # Legacy agent files are read even without `metadata`: only the sessionId inside says
+        # which session they belong to.
+        if metadata or entry.name.startswith(_LEGACY_AGENT_PREFIX):
+            try:
+                meta = read_metadata(path)
+            except OSError as exc:
+                readable = False
+                guard.problems.append(Problem(path, f"cannot read: {exc.strerror}"))
+        files.append((path, meta, readable))
+
+    stems = {path.stem for path, _, _ in files}
+    legacy: dict[str, list[Path]] = {}
+    own: list[tuple[Path, TranscriptMetadata | None, bool]] = []
+    for path, meta, readable in files:
+        parent = meta.session_id if meta is not None else None
+        if (
+            path.name.startswith(_LEGACY_AGENT_PREFIX)
+            and parent is not None
+            and parent != path.stem
+            and parent in stems
+        ):
+            legacy.setdefault(parent, []).append(path)
+        else:
+            own.append((path, meta if metadata else None, readable))
+
+    sessions: list[SessionInfo] = []
+    for path, meta, readable in own:
+        info = _session_info(
+            config_dir,
+            project_dir.name,
+            path,
+            meta,
+            readable=readable,
+            legacy=tuple(legacy.get(path.stem, ())),
+        )
+        if info is not None:
+            sessions.append(info)
+    return sessions
+
+
+def _discover_side_files(config_dir: Path, guard: _Guard, session_ids: set[str]) -> list[SideFile]:
+    found: list[SideFile] = []
+    history = config_dir / "history.jsonl"
+    if _lexists(history) and guard.allows(history) and history.is_file():
+        found.append(SideFile(SideFileKind.HISTORY, history))
+    for folder_name, kind in _SIDE_FOLDERS:
+        folder = config_dir / folder_name
+        if not _lexists(folder) or not guard.allows(folder) or not folder.is_dir():
+            continue
+        for path in sorted(_walk_files(folder)):
+            owner = None
+            if kind is SideFileKind.DEBUG and path.parent == folder:
+                stem = path.name.removesuffix(".txt")
+                owner = stem if stem in session_ids else None
+            found.append(SideFile(kind, path, owner))
+        # Links inside these folders (debug/latest) are not walked; report those leaving.
+        for dirpath, dirs, files in os.walk(folder, followlinks=False):
+            for name in (*dirs, *files):
+                link = Path(dirpath) / name
+                if link.is_symlink():
+                    guard.allows(link)
+    return found
+
+
+def discover(config_dir: Path, *, metadata: bool = True) -> Discovery:
+    """Every session and global side file under a config directory.
+
+    With `metadata=False` only names, sizes and mtimes are read (cwd, titles, tags and
+    timestamps are left empty), for callers that need speed over 20,000 sessions.
+    """
+    guard = _Guard(config_dir)
+    sessions: list[SessionInfo] = []
+    root = projects_dir(config_dir)
+    try:
+        projects = sorted(os.scandir(root), key=lambda e: e.name)
+    except FileNotFoundError:
+        projects = []
+    except OSError as exc:
+        guard.problems.append(Problem(root, f"cannot list: {exc.strerror}"))
+        projects = []
+    for entry in projects:
+        project_dir = root / entry.name
+        if not guard.allows(project_dir) or not project_dir.is_dir():
+            continue
+        sessions.extend(_discover_project(config_dir, project_dir, guard, metadata=metadata))
+    side_files = _discover_side_files(config_dir, guard, {s.id for s in sessions})
+    return Discovery(
+        config_dir=config_dir,
+        sessions=tuple(sessions),
+        side_files=tuple(side_files),
+        problems=tuple(guard.problems),
+    )
+
+
+def _one(matches: list[SessionInfo], query: str, what: str) -> SessionInfo | None:
+    if not matches:
+        return None
+    if len(matches) == 1:
+        return matches[0]
+    listed = ", ".join(f"{s.project}/{s.id}" for s in matches[:5])
+    more = f" and {len(matches) - 5} more" if len(matches) > 5 else ""
+    raise UsageError(
+        f"{len(matches)} sessions match {what} {query!r}",
+        hint=f"name one by its full id: {listed}{more}",
+    )
+
+
+def find_session(
+    config_dir: Path, query: str, *, discovery: Discovery | None = None
+) -> SessionInfo:
+    """The session a user named: by full id, by an id prefix (at least 4 characters), or by
+    its title (the custom title first, exact, then ignoring case). A `discovery` passed in
+    must have been made with metadata for titles to match.
+
+    Raises UsageError when nothing or more than one session matches.
+    """
+    query = query.strip()
+    if not query:
+        raise UsageError("empty session name", hint="give a session id, id prefix or title")
+    found = discovery or discover(config_dir, metadata=False)
+    by_id = _one([s for s in found.sessions if s.id == query], query, "id")
+    if by_id is not None:
+        return by_id
+    if len(query) >= _MIN_PREFIX:
+        by_prefix = _one([s for s in found.sessions if s.id.startswith(query)], query, "prefix")
+        if by_prefix is not None:
+            return by_prefix
+    if discovery is None:
+        found = discover(config_dir, metadata=True)
+    folded = query.casefold()
+    for fold in (False, True):
+        for custom_only in (True, False):
+            matches = []
+            for session in found.sessions:
+                title = session.custom_title if custom_only else session.title
+                if title is not None and (title.casefold() == folded if fold else title == query):
+                    matches.append(session)
+            hit = _one(matches, query, "title")
+            if hit is not None:
+                return hit
+    raise UsageError(
+        f"no session matches {query!r}",
+        hint="`scrub sessions` lists sessions with their ids and titles",
+    )
