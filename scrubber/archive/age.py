@@ -593,6 +593,10 @@ class EncryptingWriter(io.BufferedIOBase):
         self, dst: BinaryIO, recipients: Sequence[Recipient], *, _file_key: bytes | None = None
     ) -> None:
         super().__init__()
+        # Set first: if a check below raises, __del__ and close() still find a consistent writer.
+        self._dst = dst
+        self._finished = True
+        self._pending = bytearray()
         if not recipients:
             raise KeyMaterialError("no recipient given to encrypt to", hint="pass -r or -R")
         # `_file_key` exists for tests that need a known key; real callers never pass it.
@@ -612,12 +616,10 @@ class EncryptingWriter(io.BufferedIOBase):
         mac = _header_mac(file_key, bytes(header))
         header += b" " + encode_base64(mac).encode("ascii") + b"\n"
         nonce = os.urandom(PAYLOAD_NONCE_SIZE)
-        self._dst = dst
         self._aead = ChaCha20Poly1305(_hkdf(file_key, nonce, _PAYLOAD_LABEL))
         self._counter = 0
-        self._pending = bytearray()
-        self._finished = False
         dst.write(bytes(header) + nonce)
+        self._finished = False
 
     def writable(self) -> bool:
         return True
