@@ -216,7 +216,7 @@ def _build_policy(data: object, ctx: _Context) -> Policy:
     return _construct(
         "",
         Policy,
-        detection=_detection(top.get("detection"), ctx),
+        detection=_detection(top.get("detection")),
         redaction=_redaction(top.get("redaction")),
         archive=_archive(top.get("archive"), ctx),
         on_session_end=None
@@ -227,7 +227,7 @@ def _build_policy(data: object, ctx: _Context) -> Policy:
     )
 
 
-def _detection(value: object, ctx: _Context) -> DetectionPolicy:
+def _detection(value: object) -> DetectionPolicy:
     section = _section(value, "detection", ("allowlist", "disabled_detectors", "scan_side_files"))
     allowlist = _section(
         section.get("allowlist"), "detection.allowlist", ("patterns", "fingerprints")
