@@ -30,7 +30,16 @@ _PLUGIN_ANCHORS: dict[str, tuple[str, ...]] = {
     "CloudantDetector": ("cloudant",),
     "DiscordBotTokenDetector": (),
     "GitHubTokenDetector": ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
-    "GitLabTokenDetector": ("glpat-", "gldt-", "glrt-", "glptt-", "glcbt-", "glft-", "glimt-", "glsoat-"),
+    "GitLabTokenDetector": (
+        "glpat-",
+        "gldt-",
+        "glrt-",
+        "glptt-",
+        "glcbt-",
+        "glft-",
+        "glimt-",
+        "glsoat-",
+    ),
     "IbmCloudIamDetector": ("ibm",),
     "IbmCosHmacDetector": ("ibm",),
     "JwtTokenDetector": ("eyj",),
@@ -84,8 +93,18 @@ _PLUGIN_KINDS: dict[str, str] = {
 # which are not credentials.
 _EXCLUDED_PLUGINS = frozenset({"PrivateKeyDetector", "IPPublicDetector"})
 
+# The keyword plugin's regexes are slow (look-behinds, many alternatives), and its keywords
+# ("secret", "pwd") are common in tool output. They can only match where a keyword is followed,
+# within a few characters, by an assignment or comparison, so only such lines are handed to it.
+_KEYWORD_GATE = re.compile(
+    r"(?:api_?key|auth_?key|service_?key|account_?key|db_?key|database_?key|priv_?key|"
+    r"private_?key|client_?key|db_?pass|database_?pass|key_?pass|password|passwd|pwd|secret|"
+    r"contrase)[^\n]{0,60}?(?:[=:]|==|!=|=>|\()|[=!]=\s*[\w\-.]*(?:key|pass|pwd|secret)",
+    re.IGNORECASE,
+)
 _TOKEN_BODY = re.compile(r"[A-Za-z0-9_\-+/.~]*")
-_TOKEN_BODY_LEFT = re.compile(r"[A-Za-z0-9_\-+/.~]*$")
+_TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-+/.~")
+_MAX_WIDEN = 1024
 _PADDING = re.compile(r"=*")
 
 
@@ -163,9 +182,9 @@ def _load() -> _Loaded:
 
 def _widen(text: str, start: int, end: int) -> tuple[int, int]:
     """Grow a partial capture (`ghp`) to the whole token it belongs to."""
-    left = _TOKEN_BODY_LEFT.search(text, 0, start)
-    if left is not None:
-        start = left.start()
+    floor = max(0, start - _MAX_WIDEN)
+    while start > floor and text[start - 1] in _TOKEN_CHARS:
+        start -= 1
     right = _TOKEN_BODY.match(text, end)
     if right is not None:
         end = right.end()
@@ -208,10 +227,16 @@ class DetectSecretsDetector:
             for pattern in plugin.patterns:
                 for match in pattern.finditer(text):
                     span = next(
-                        (match.span(i) for i in range(1, (match.lastindex or 0) + 1) if match.group(i)),
+                        (
+                            match.span(i)
+                            for i in range(1, (match.lastindex or 0) + 1)
+                            if match.group(i)
+                        ),
                         match.span(),
                     )
-                    start, end = _widen(text, *span) if plugin.class_name != "BasicAuthDetector" else span
+                    start, end = (
+                        _widen(text, *span) if plugin.class_name != "BasicAuthDetector" else span
+                    )
                     if end > start:
                         yield Hit(start, end, plugin.kind, f"{DETECTOR_NAME}:{plugin.class_name}")
         if any(a in lowered for a in _KEYWORD_ANCHORS):
@@ -225,25 +250,42 @@ class DetectSecretsDetector:
             regexes = loaded.keyword_regexes_by_type.get(
                 loaded.determine_file_type(context.file_name), regexes
             )
-        for regex, group in regexes.items():
-            for match in regex.finditer(text):
-                start, end = match.span(group)
-                if start < 0 or end <= start:
-                    continue
-                value = text[start:end]
-                line = _line_around(text, start, end)
-                if any(f(value) for f in loaded.filters):
-                    continue
-                if loaded.is_likely_id_string(value, line) or loaded.is_indirect_reference(line):
-                    continue
-                yield Hit(start, end, "keyword-value", f"{DETECTOR_NAME}:KeywordDetector")
+        done_lines: set[int] = set()
+        for gate in _KEYWORD_GATE.finditer(text):
+            line_start = text.rfind("\n", 0, gate.start()) + 1
+            if line_start in done_lines:
+                continue
+            done_lines.add(line_start)
+            line_end = text.find("\n", gate.end())
+            line = text[line_start : len(text) if line_end < 0 else line_end]
+            for regex, group in regexes.items():
+                for match in regex.finditer(line):
+                    start, end = match.span(group)
+                    if start < 0 or end <= start:
+                        continue
+                    value = line[start:end]
+                    if any(f(value) for f in loaded.filters):
+                        continue
+                    if loaded.is_likely_id_string(value, line) or loaded.is_indirect_reference(
+                        line
+                    ):
+                        continue
+                    yield Hit(
+                        line_start + start,
+                        line_start + end,
+                        "keyword-value",
+                        f"{DETECTOR_NAME}:KeywordDetector",
+                    )
 
     def _entropy_hits(self, loaded: _Loaded, text: str) -> Iterator[Hit]:
         for plugin, kind in loaded.entropy_plugins:
             for match in plugin.regex.finditer(text):
                 start, end = match.span(2)
                 value = text[start:end]
-                if len(value) < 16 or plugin.calculate_shannon_entropy(value) < plugin.entropy_limit:
+                if (
+                    len(value) < 16
+                    or plugin.calculate_shannon_entropy(value) < plugin.entropy_limit
+                ):
                     continue
                 if any(f(value) for f in loaded.filters):
                     continue

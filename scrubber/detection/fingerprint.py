@@ -25,7 +25,9 @@ class Fingerprinter:
 
     def __init__(self, key: bytes) -> None:
         if len(key) < 16:
-            raise ConfigError("the fingerprint key is too short", "delete it to have a new one made")
+            raise ConfigError(
+                "the fingerprint key is too short", "delete it to have a new one made"
+            )
         self._key = key
 
     def __repr__(self) -> str:
@@ -66,5 +68,5 @@ def read_or_create_key(path: Path) -> bytes:
     finally:
         os.close(fd)
     with contextlib.suppress(OSError):
-        os.chmod(path, PRIVATE_FILE_MODE)
+        path.chmod(PRIVATE_FILE_MODE)
     return key

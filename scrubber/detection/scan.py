@@ -12,14 +12,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from scrubber.detection.context import ToolCall, describe_tool_use
 from scrubber.detection.detector import PLAIN, Detector, ScanContext, SourceKind
-from scrubber.detection.fingerprint import Fingerprinter
 from scrubber.detection.finding import Hit, resolve_overlaps
+from scrubber.detection.fingerprint import Fingerprinter
 from scrubber.detection.placeholder import PLACEHOLDER_RE, make_placeholder, mask_placeholders
+from scrubber.detection.prefilter import literal_set
+from scrubber.policy.model import Allowlist
 from scrubber.transcript.jsonl import Line, LineProblem, RawLine, parse_line
 
 # String values under these keys are identifiers, chain fields, signatures or enum-like tags:
@@ -43,8 +45,9 @@ _SENSITIVE_KEY = re.compile(
 # On a raw line: a JSON key with a credential-like name holding a string value. Lines with no
 # anchor are still parsed when this matches, so `{"api_key": "…"}` is never skipped.
 _SENSITIVE_JSON_KEY_RAW = re.compile(
-    rb'"[a-z0-9_\-.]{0,40}(?:pass|pwd|secret|token|api_?key|apikey|private_?key|access_?key|auth|'
-    rb'credential)[a-z0-9_\-.]{0,40}"\s*:\s*"',
+    rb"(?:pass|pwd|secret|token|api_?key|apikey|private_?key|access_?key|auth|credential)"
+    rb'[a-z0-9_\-.]{0,40}"\s*:\s*"',
+    re.IGNORECASE,
 )
 _TOOL_USE_ID = re.compile(rb'"tool_use_id"\s*:\s*"([^"\\]{1,200})"')
 _TOOL_USE_MARK = b'"tool_use"'
@@ -53,25 +56,21 @@ _MIN_SECRET_LEN = 6
 _SOURCE_LABEL_MAX = 120
 
 
-@dataclass(frozen=True, slots=True)
-class Allowlist:
-    """Known false positives the policy silences: value patterns and fingerprints."""
-
-    patterns: tuple[re.Pattern[str], ...] = ()
-    fingerprints: tuple[str, ...] = ()  # hex prefixes (8+ chars) of keyed fingerprints
-
-    def allows(self, value: str, fingerprint: str) -> bool:
-        if any(fingerprint.startswith(fp) for fp in self.fingerprints):
-            return True
-        return any(p.search(value) for p in self.patterns)
+# Public prefixes a masked preview may show (they name the vendor, not the secret).
+_PUBLIC_PREFIX = re.compile(
+    r"^(?:sk-ant-(?:api|admin|oat|ort|sid)\d\d-|sk-proj-|sk-svcacct-|sk-admin-|sk-or-v1-|"
+    r"[sr]k_(?:live|test)_|whsec_|sbp_|sb_secret_|gh[pousr]_|github_pat_|xox[abposre]-|glpat-|npm_|"
+    r"hf_|pypi-|dop_v1_|doo_v1_|dor_v1_|AIza|SG\.|AKIA|ASIA|hvs\.|AGE-SECRET-KEY-1|eyJ|-----BEGIN )"
+)
 
 
 @dataclass(frozen=True, slots=True)
 class FoundSecret:
-    """A hit with its keyed fingerprint; never the value."""
+    """A hit with its keyed fingerprint, length and public prefix; never the value."""
 
     hit: Hit
     fingerprint: str
+    prefix: str = ""
 
     @property
     def placeholder(self) -> str:
@@ -108,18 +107,15 @@ def _ascii_prefix(anchor: str) -> str:
     return anchor
 
 
-@dataclass(slots=True)
 class _AnchorIndex:
-    """Which detectors could match, given which anchors a text contains."""
+    """Which detectors could match, given which anchors a text contains.
 
-    detectors: tuple[Detector, ...]
-    by_anchor: dict[str, tuple[int, ...]] = field(default_factory=dict)
-    raw_regex: re.Pattern[bytes] | None = None
-    context_only: tuple[int, ...] = ()
+    Anchors are found on raw bytes (a JSONL line, before parsing) by their ASCII prefix, which
+    JSON never escapes; the full anchor is then checked on each decoded string.
+    """
 
-    @classmethod
-    def build(cls, detectors: Sequence[Detector]) -> _AnchorIndex:
-        index = cls(tuple(detectors))
+    def __init__(self, detectors: Sequence[Detector], engine: str = "auto") -> None:
+        self.detectors = tuple(detectors)
         by_anchor: dict[str, set[int]] = {}
         context_only = []
         for i, det in enumerate(detectors):
@@ -127,44 +123,40 @@ class _AnchorIndex:
                 context_only.append(i)
             for anchor in det.anchors:
                 by_anchor.setdefault(anchor.lower(), set()).add(i)
-        # An anchor that contains another implies it: the regex below reports one anchor per
-        # position, so "private_key" must also select the detectors anchored on "key".
-        for anchor in list(by_anchor):
-            for other, dets in list(by_anchor.items()):
-                if other != anchor and other in anchor:
-                    by_anchor[anchor] |= dets
-        index.by_anchor = {a: tuple(sorted(d)) for a, d in by_anchor.items()}
-        raw_literals = sorted(
-            {p for p in (_ascii_prefix(a) for a in by_anchor) if p}, key=len, reverse=True
+        self.context_only = tuple(context_only)
+        self.unanchored = tuple(i for i, d in enumerate(detectors) if not d.anchors)
+        self.raw_literals = sorted({p for p in (_ascii_prefix(a) for a in by_anchor) if p})
+        # For each raw literal: the full anchors it stands for, with their detectors.
+        self.expansions: dict[str, tuple[tuple[str, tuple[int, ...]], ...]] = {
+            lit: tuple(
+                (full, tuple(sorted(dets)))
+                for full, dets in sorted(by_anchor.items())
+                if _ascii_prefix(full) == lit
+            )
+            for lit in self.raw_literals
+        }
+        self._literals = literal_set([lit.encode() for lit in self.raw_literals], engine=engine)
+        self._python_literals = literal_set(
+            [lit.encode() for lit in self.raw_literals], engine="python"
         )
-        if raw_literals:
-            alternation = b"|".join(re.escape(a.encode()) for a in raw_literals)
-            index.raw_regex = re.compile(b"(?=(" + alternation + b"))")
-        index.context_only = tuple(context_only)
-        return index
 
-    def raw_anchors(self, lowered: bytes) -> set[str]:
-        """Anchors present in a lower-cased raw line (ASCII prefixes of non-ASCII anchors)."""
-        if self.raw_regex is None:
-            return set()
-        return {m.group(1).decode() for m in self.raw_regex.finditer(lowered)}
+    def raw_anchors(self, data: bytes) -> frozenset[str]:
+        """Raw literals present in a raw line (ASCII case ignored)."""
+        lits = self.raw_literals
+        return frozenset(lits[i] for i in self._literals.present(data))
+
+    def text_anchors(self, text: str) -> frozenset[str]:
+        lits = self.raw_literals
+        data = text.encode("utf-8", errors="surrogatepass")
+        return frozenset(lits[i] for i in self._python_literals.present(data))
 
     def candidates(self, lowered_text: str, line_anchors: Iterable[str]) -> set[int]:
         chosen: set[int] = set()
-        for anchor in line_anchors:
-            for full, dets in self._expand(anchor):
+        for literal in line_anchors:
+            for full, dets in self.expansions.get(literal, ()):
                 if full in lowered_text:
                     chosen.update(dets)
         return chosen
-
-    def _expand(self, raw_anchor: str) -> Iterator[tuple[str, tuple[int, ...]]]:
-        dets = self.by_anchor.get(raw_anchor)
-        if dets is not None:
-            yield raw_anchor, dets
-        # Non-ASCII anchors are found on raw bytes by their ASCII prefix.
-        for full, full_dets in self.by_anchor.items():
-            if full != raw_anchor and _ascii_prefix(full) == raw_anchor:
-                yield full, full_dets
 
 
 class SecretScanner:
@@ -175,11 +167,12 @@ class SecretScanner:
         detectors: Sequence[Detector],
         fingerprinter: Fingerprinter,
         allowlist: Allowlist | None = None,
+        *,
+        engine: str = "auto",
     ) -> None:
-        self._index = _AnchorIndex.build(detectors)
+        self._index = _AnchorIndex(detectors, engine)
         self._fingerprinter = fingerprinter
         self._allowlist = allowlist or Allowlist()
-        self._all_anchors = frozenset(self._index.by_anchor)
 
     # -- text ---------------------------------------------------------------------------
 
@@ -196,11 +189,11 @@ class SecretScanner:
         if "[redacted:" in lowered:
             text = mask_placeholders(text)
             lowered = text.lower()
-        anchors = self._all_anchors if line_anchors is None else line_anchors
-        chosen = self._index.candidates(lowered, anchors)
+        if line_anchors is None:
+            line_anchors = self._index.text_anchors(lowered)
+        chosen = self._index.candidates(lowered, line_anchors)
         if context.sensitive:
-            chosen.update(self._index.context_only)
-            chosen.update(i for i, d in enumerate(self._index.detectors) if not d.anchors)
+            chosen.update(self._index.unanchored)
         hits: list[Hit] = []
         for i in sorted(chosen):
             hits.extend(self._index.detectors[i].find(text, context))
@@ -221,7 +214,8 @@ class SecretScanner:
             fingerprint = self._fingerprinter.fingerprint(value)
             if self._allowlist.allows(value, fingerprint):
                 continue
-            found.append(FoundSecret(hit, fingerprint))
+            prefix = _PUBLIC_PREFIX.match(value)
+            found.append(FoundSecret(hit, fingerprint, prefix.group() if prefix else ""))
         return tuple(found)
 
     def redact_text(self, text: str, context: ScanContext = PLAIN) -> str:
@@ -256,7 +250,7 @@ class _Walk:
 
     calls: Mapping[str, ToolCall]
     leaves: list[LeafScan]
-    line_anchors: set[str]
+    line_anchors: frozenset[str]
     result_context: ScanContext = PLAIN
     result_source: str | None = None
 
@@ -273,10 +267,9 @@ class FileScan:
     def scan_raw(self, raw: RawLine) -> LineScan | None:
         """Scan one line; None when the fast path proves there is nothing to find."""
         data = raw.data
-        lowered = data.lower()
-        if b"\\/" in lowered:
-            lowered = lowered.replace(b"\\/", b"/")
-        anchors = self._scanner._index.raw_anchors(lowered)
+        if b"\\/" in data:  # JSON may escape "/"; anchors such as "://" must still be seen
+            data = data.replace(b"\\/", b"/")
+        anchors = self._scanner._index.raw_anchors(data)
         is_call = _TOOL_USE_MARK in data
         sensitive = False
         if self._sensitive_calls and _TOOL_USE_ID_MARK in data:
@@ -284,16 +277,19 @@ class FileScan:
                 m.group(1).decode("utf-8", "replace") in self._sensitive_calls
                 for m in _TOOL_USE_ID.finditer(data)
             )
-        if not anchors and not is_call and not sensitive:
-            if not _SENSITIVE_JSON_KEY_RAW.search(lowered):
-                return None
+        if (
+            not anchors
+            and not is_call
+            and not sensitive
+            and not _SENSITIVE_JSON_KEY_RAW.search(data)
+        ):
+            return None
         return self.scan_line(parse_line(raw), anchors)
 
-    def scan_line(self, line: Line, anchors: set[str] | None = None) -> LineScan:
+    def scan_line(self, line: Line, anchors: frozenset[str] | None = None) -> LineScan:
         scanner = self._scanner
         if anchors is None:
-            lowered = line.raw.data.lower().replace(b"\\/", b"/")
-            anchors = scanner._index.raw_anchors(lowered)
+            anchors = scanner._index.raw_anchors(line.raw.data.replace(b"\\/", b"/"))
         record = line.record
         if record is None:
             # Not a JSON object (a torn last line, say): scan it as plain text.

@@ -1,0 +1,26 @@
+"""What every command needs: the environment, the policy, and a way to run safely."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from scrubber import paths
+from scrubber.policy.load import LoadedPolicy, load_policy
+
+
+def env() -> Mapping[str, str]:
+    return os.environ
+
+
+def config_dir() -> Path:
+    return paths.config_dir(env())
+
+
+def scrub_home() -> Path:
+    return paths.scrub_home(env())
+
+
+def policy(path: Path | None) -> LoadedPolicy:
+    return load_policy(path, env())

@@ -1,0 +1,234 @@
+"""Rendering audit results as text, JSON (schema `scrubber.audit/1`) and SARIF 2.1.0.
+
+Nothing rendered here holds a secret's value: findings carry kind, place, length, a public
+prefix and a keyed fingerprint only, and titles were redacted by the scan.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from scrubber import __version__
+from scrubber.detection.finding import Finding
+from scrubber.pipeline import AuditReport, FileAudit
+
+AUDIT_SCHEMA = "scrubber.audit/1"
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+
+
+def masked_preview(finding: Finding) -> str:
+    """At most a known public prefix and the length: `ghp_…(40 chars)`."""
+    return f"{finding.prefix}…({finding.length} chars)"
+
+
+def finding_to_json(finding: Finding, *, preview: bool = False) -> dict[str, Any]:
+    item: dict[str, Any] = {
+        "file": finding.file,
+        "line": finding.line,
+        "json_path": finding.json_path,
+        "span": list(finding.span),
+        "kind": finding.kind,
+        "detector": finding.detector,
+        "session_id": finding.session_id,
+        "record_uuid": finding.record_uuid,
+        "source": finding.source,
+        "fingerprint": finding.fingerprint,
+        "in_thinking": finding.in_thinking,
+        "length": finding.length,
+    }
+    if finding.json_path is None:
+        del item["json_path"]  # Contracts: absent for non-JSON lines
+    if preview:
+        item["preview"] = masked_preview(finding)
+    return item
+
+
+def audit_to_json(report: AuditReport, *, preview: bool = False) -> dict[str, Any]:
+    return {
+        "schema": AUDIT_SCHEMA,
+        "scrubber_version": __version__,
+        "files_scanned": len(report.files),
+        "bytes_scanned": report.bytes_scanned,
+        "findings": [finding_to_json(f, preview=preview) for f in report.findings],
+        "totals": report.totals(),
+        "sessions": _sessions_json(report.files),
+        "problems": [
+            {"file": str(f.target.path), "line": line, "problem": problem}
+            for f in report.files
+            for line, problem in f.problems
+        ],
+        "errors": [{"file": str(f.target.path), "error": f.error} for f in report.files if f.error],
+        "warnings": report.warnings,
+    }
+
+
+def _sessions_json(files: Iterable[FileAudit]) -> list[dict[str, Any]]:
+    by_session: dict[str, dict[str, Any]] = {}
+    for audit in files:
+        sid = audit.target.session_id
+        if sid is None:
+            continue
+        entry = by_session.setdefault(
+            sid,
+            {"session_id": sid, "project": audit.target.project, "title": None, "occurrences": 0,
+             "distinct": set(), "files": 0},
+        )  # fmt: skip
+        if audit.title and audit.target.role == "transcript":
+            entry["title"] = audit.title
+        entry["files"] += 1
+        entry["occurrences"] += len(audit.findings)
+        entry["distinct"].update(f.fingerprint for f in audit.findings)
+    return [{**e, "distinct": len(e["distinct"])} for e in by_session.values()]
+
+
+def render_json(report: AuditReport, *, preview: bool = False) -> str:
+    return json.dumps(audit_to_json(report, preview=preview), indent=2, ensure_ascii=False)
+
+
+def render_sarif(report: AuditReport) -> str:
+    rules: dict[str, dict[str, Any]] = {}
+    results = []
+    for finding in report.findings:
+        rule_id = finding.kind
+        rules.setdefault(
+            rule_id,
+            {
+                "id": rule_id,
+                "name": rule_id,
+                "shortDescription": {"text": f"Secret of kind {rule_id}"},
+                "defaultConfiguration": {"level": "error"},
+            },
+        )
+        where = f" at {finding.json_path}" if finding.json_path else ""
+        src = f" in output of {finding.source}" if finding.source else ""
+        results.append(
+            {
+                "ruleId": rule_id,
+                "level": "error",
+                "message": {"text": f"{finding.kind} found by {finding.detector}{where}{src}"},
+                "locations": [
+                    {
+                        "physicalLocation": {
+                            "artifactLocation": {"uri": Path(finding.file).resolve().as_uri()},
+                            "region": {"startLine": finding.line},
+                        }
+                    }
+                ],
+                "partialFingerprints": {"scrubberFingerprint/v1": finding.fingerprint},
+                "properties": {
+                    "jsonPath": finding.json_path,
+                    "span": list(finding.span),
+                    "sessionId": finding.session_id,
+                    "recordUuid": finding.record_uuid,
+                    "inThinking": finding.in_thinking,
+                },
+            }
+        )
+    sarif = {
+        "$schema": SARIF_SCHEMA,
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "scrubber",
+                        "version": __version__,
+                        "informationUri": "https://github.com/scrubber/scrubber",
+                        "rules": sorted(rules.values(), key=lambda r: r["id"]),
+                    }
+                },
+                "results": results,
+            }
+        ],
+    }
+    return json.dumps(sarif, indent=2)
+
+
+def _human_size(size: int) -> str:
+    value = float(size)
+    for unit in ("B", "KB", "MB", "GB"):
+        if value < 1000 or unit == "GB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1000
+    return f"{value:.1f} GB"
+
+
+def _where(finding: Finding) -> str:
+    text = f"line {finding.line}"
+    if finding.source:
+        text += (
+            f", output of {finding.source}"
+            if "/toolUseResult" in (finding.json_path or "")
+            or (
+                "/content" in (finding.json_path or "")
+                and "/input/" not in (finding.json_path or "")
+            )
+            else f", input of {finding.source}"
+        )
+    elif finding.in_thinking:
+        text += ", thinking"
+    elif finding.json_path is None:
+        text += " (not JSON: scanned as text)"
+    return text
+
+
+def render_text(report: AuditReport, *, preview: bool = False, verbose: bool = False) -> str:
+    out: list[str] = []
+    totals = report.totals()
+    sessions: dict[str | None, list[FileAudit]] = defaultdict(list)
+    for audit in report.files:
+        sessions[audit.target.session_id].append(audit)
+    for sid, audits in sessions.items():
+        findings = [f for a in audits for f in a.findings]
+        problems = [(a, p) for a in audits for p in a.problems]
+        errors = [a for a in audits if a.error]
+        if not findings and not problems and not errors and not verbose:
+            continue
+        main = next((a for a in audits if a.target.role == "transcript"), audits[0])
+        if sid is None:
+            header = f"{main.target.path}" if len(audits) == 1 else "files outside any session"
+        else:
+            title = main.title or "(untitled)"
+            header = f"{title}  (session {sid[:8]}, project {main.target.project or '?'})"
+        kinds = Counter(f.kind for f in findings)
+        distinct = len({f.fingerprint for f in findings})
+        out.append(header)
+        if findings:
+            summary = ", ".join(f"{k} ×{n}" for k, n in kinds.most_common())
+            out.append(f"  {len(findings)} secrets ({distinct} distinct): {summary}")
+        for audit in audits:
+            if not audit.findings and not audit.problems and not audit.error:
+                continue
+            if audit is not main or len(audits) > 1:
+                out.append(f"  {audit.target.role}: {audit.target.path}")
+            if audit.error:
+                out.append(f"    {audit.error}")
+            shown = audit.findings if verbose else audit.findings[:20]
+            for finding in shown:
+                extra = f"  {masked_preview(finding)}" if preview else ""
+                out.append(
+                    f"    {_where(finding)}: {finding.kind} [{finding.fingerprint[:8]}]{extra}"
+                )
+            if len(shown) < len(audit.findings):
+                out.append(f"    … and {len(audit.findings) - len(shown)} more (use --verbose)")
+            for line, problem in audit.problems:
+                out.append(f"    line {line}: {problem} (kept; scanned as text)")
+        out.append("")
+    sessions_with = sum(
+        1 for sid, audits in sessions.items() if sid and any(a.findings for a in audits)
+    )
+    session_count = sum(1 for sid in sessions if sid)
+    out.append(
+        f"Scanned {len(report.files)} files ({_human_size(report.bytes_scanned)}) in "
+        f"{session_count} sessions: {totals['occurrences']} secrets, {totals['distinct']} distinct, "
+        f"in {sessions_with} sessions."
+    )
+    if totals["occurrences"]:
+        out.append("Redacted copies: scrub redact --all   Details: scrub audit --format json")
+    for warning in report.warnings:
+        out.append(f"warning: {warning}")
+    return "\n".join(out)

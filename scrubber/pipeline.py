@@ -1,0 +1,371 @@
+"""The use cases, where the layers meet: audit (and, as they land, redact, archive, sweep).
+
+Everything here takes its inputs explicitly (paths, a policy, the environment, `now`) and
+returns values; the CLI renders them. Nothing here prints.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from scrubber import paths
+from scrubber.detection.detect_secrets_adapter import DetectSecretsDetector
+from scrubber.detection.detector import PLAIN, Detector
+from scrubber.detection.finding import Finding
+from scrubber.detection.fingerprint import Fingerprinter, read_or_create_key
+from scrubber.detection.rules.catalog import ALL_RULES
+from scrubber.detection.scan import LineScan, SecretScanner
+from scrubber.errors import InputError
+from scrubber.policy.model import Policy
+from scrubber.transcript import sessions as session_discovery
+from scrubber.transcript.jsonl import iter_raw_lines
+
+Progress = Callable[[int], None]  # called with the number of bytes just processed
+
+FINGERPRINT_SHOWN = 16  # hex characters of the keyed fingerprint shown in reports
+_TEXT_BLOCK = 1 << 20  # text side files are scanned in blocks of about this many bytes
+_BINARY_SNIFF = 8192
+
+
+@dataclass(frozen=True, slots=True)
+class ScanTarget:
+    """One file to scan, and what we know of it."""
+
+    path: Path
+    is_transcript: bool
+    session_id: str | None = None
+    project: str | None = None
+    title: str | None = None  # raw; redacted before display
+    role: str = "transcript"  # transcript, subagent, tool-result, file-history, history, …
+
+
+@dataclass(slots=True)
+class FileAudit:
+    target: ScanTarget
+    findings: list[Finding] = field(default_factory=list)
+    problems: list[tuple[int, str]] = field(default_factory=list)  # (line, why it is not JSON)
+    size: int = 0
+    error: str | None = None  # set when the file could not be read at all
+    title: str | None = None  # redacted
+
+
+@dataclass(slots=True)
+class AuditReport:
+    files: list[FileAudit]
+    warnings: list[str]
+
+    @property
+    def findings(self) -> Iterator[Finding]:
+        for audit in self.files:
+            yield from audit.findings
+
+    @property
+    def bytes_scanned(self) -> int:
+        return sum(f.size for f in self.files)
+
+    def totals(self) -> dict[str, object]:
+        by_kind: dict[str, Counter[str]] = {}
+        occurrences = 0
+        distinct: set[str] = set()
+        in_thinking = 0
+        for finding in self.findings:
+            occurrences += 1
+            distinct.add(finding.fingerprint)
+            by_kind.setdefault(finding.kind, Counter())[finding.fingerprint] += 1
+            in_thinking += finding.in_thinking
+        return {
+            "occurrences": occurrences,
+            "distinct": len(distinct),
+            "in_thinking": in_thinking,
+            "files_with_findings": sum(1 for f in self.files if f.findings),
+            "by_kind": {
+                kind: {"occurrences": sum(c.values()), "distinct": len(c)}
+                for kind, c in sorted(by_kind.items())
+            },
+        }
+
+    @property
+    def has_findings(self) -> bool:
+        return any(f.findings for f in self.files)
+
+
+def build_detectors(policy: Policy) -> tuple[Detector, ...]:
+    """Our rules plus detect-secrets' plugins, minus what the policy disables."""
+    detectors: list[Detector] = [*ALL_RULES, DetectSecretsDetector()]
+    disabled = set(policy.detection.disabled_detectors)
+    return tuple(d for d in detectors if d.name not in disabled)
+
+
+def build_scanner(policy: Policy, home: Path) -> SecretScanner:
+    key = read_or_create_key(paths.fingerprint_key_file(home))
+    return SecretScanner(build_detectors(policy), Fingerprinter(key), policy.detection.allowlist)
+
+
+# -- what to scan ---------------------------------------------------------------------------
+
+
+def targets_in_config(
+    config: Path,
+    *,
+    session: str | None = None,
+    project: str | None = None,
+    include_side_files: bool = True,
+) -> list[ScanTarget]:
+    """Every session (and its side files) and the global side files under a config dir."""
+    discovery = session_discovery.discover(config)
+    targets: list[ScanTarget] = []
+    for info in discovery.sessions:
+        if session and not (info.id == session or info.id.startswith(session)):
+            continue
+        if project and project not in info.project and project != str(info.cwd or ""):
+            continue
+        targets.append(
+            ScanTarget(info.transcript, True, info.id, info.project, info.title, "transcript")
+        )
+        if include_side_files:
+            targets.extend(_side_targets(info))
+    if include_side_files and not session and not project:
+        for side in discovery.side_files:
+            targets.append(_file_target(side.path, side.session_id, None, side.kind.value))
+    return targets
+
+
+def _side_targets(info: session_discovery.SessionInfo) -> Iterator[ScanTarget]:
+    for path in info.bundle_paths():
+        if path == info.transcript:
+            continue
+        for file in _walk_files(path):
+            role = "subagent" if "subagents" in file.parts else _role_of(file, None)
+            yield _file_target(file, info.id, info.project, role)
+
+
+def _role_of(path: Path, config: Path | None) -> str:
+    parts = path.parts
+    for role in ("subagents", "tool-results", "file-history", "shell-snapshots", "paste-cache",
+                 "debug", "session-env", "todos", "tasks"):  # fmt: skip
+        if role in parts:
+            return role.rstrip("s") if role == "subagents" else role
+    if path.name == "history.jsonl":
+        return "history"
+    return "side-file"
+
+
+def _file_target(path: Path, session: str | None, project: str | None, role: str) -> ScanTarget:
+    return ScanTarget(path, path.suffix == ".jsonl", session, project, None, role)
+
+
+def _walk_files(path: Path) -> Iterator[Path]:
+    """Regular files at or below `path`, never following symlinks."""
+    if path.is_symlink():
+        return
+    if path.is_file():
+        yield path
+        return
+    if not path.is_dir():
+        return
+    for root, dirs, files in os.walk(path, followlinks=False):
+        dirs.sort()
+        for name in sorted(files):
+            file = Path(root) / name
+            if not file.is_symlink() and file.is_file():
+                yield file
+
+
+def targets_from_paths(given: Sequence[Path]) -> list[ScanTarget]:
+    """Files and folders named on the command line."""
+    targets: list[ScanTarget] = []
+    for path in given:
+        if not path.exists() and not path.is_symlink():
+            raise InputError(f"{path}: no such file or folder")
+        if path.is_dir():
+            found = list(_walk_files(path))
+            targets.extend(_file_target(f, _session_of(f), None, _role_of(f, None)) for f in found)
+        elif path.is_symlink():
+            raise InputError(f"{path}: is a symbolic link; name the file it points to")
+        else:
+            targets.append(_file_target(path, _session_of(path), None, _role_of(path, None)))
+    return targets
+
+
+def _session_of(path: Path) -> str | None:
+    return path.stem if path.suffix == ".jsonl" and path.name != "history.jsonl" else None
+
+
+# -- scanning -------------------------------------------------------------------------------
+
+
+def audit(
+    targets: Iterable[ScanTarget],
+    scanner: SecretScanner,
+    *,
+    progress: Progress | None = None,
+) -> AuditReport:
+    files = [audit_file(t, scanner, progress=progress) for t in targets]
+    return AuditReport(files, permission_warnings(t.target.path for t in files))
+
+
+def audit_file(
+    target: ScanTarget, scanner: SecretScanner, *, progress: Progress | None = None
+) -> FileAudit:
+    result = FileAudit(target)
+    if target.title:
+        result.title = scanner.redact_text(target.title)
+    try:
+        with target.path.open("rb") as stream:
+            result.size = os.fstat(stream.fileno()).st_size
+            head = stream.read(_BINARY_SNIFF)
+            stream.seek(0)
+            if b"\0" in head:
+                if progress:
+                    progress(result.size)
+                return result  # binary (an image cache, say): nothing textual to scan
+            if target.is_transcript:
+                _scan_transcript(stream, target, scanner, result, progress)
+            else:
+                _scan_text_file(stream, target, scanner, result, progress)
+    except OSError as exc:
+        result.error = f"cannot read: {exc.strerror or exc}"
+    return result
+
+
+def _scan_transcript(
+    stream: object,
+    target: ScanTarget,
+    scanner: SecretScanner,
+    result: FileAudit,
+    progress: Progress | None,
+) -> None:
+    file_scan = scanner.new_file_scan()
+    pending = 0
+    for raw in iter_raw_lines(stream):  # type: ignore[arg-type]
+        scan = file_scan.scan_raw(raw)
+        pending += len(raw.data) + 1
+        if progress and pending > 4 << 20:
+            progress(pending)
+            pending = 0
+        if scan is None:
+            continue
+        if scan.line.problem is not None and scan.line.problem != "blank":
+            result.problems.append((raw.number, scan.line.problem.value))
+        result.findings.extend(_findings_of(scan, target))
+    if progress and pending:
+        progress(pending)
+
+
+def _findings_of(scan: LineScan, target: ScanTarget) -> Iterator[Finding]:
+    for leaf in scan.leaves:
+        for item in leaf.found:
+            hit = item.hit
+            yield Finding(
+                file=str(target.path),
+                line=scan.line.number,
+                json_path=leaf.pointer,
+                span=(hit.start, hit.end),
+                kind=hit.kind,
+                detector=hit.detector,
+                fingerprint=item.fingerprint[:FINGERPRINT_SHOWN],
+                session_id=scan.session_id or target.session_id,
+                record_uuid=scan.record_uuid,
+                source=leaf.source,
+                in_thinking=leaf.in_thinking,
+                length=hit.length,
+                prefix=item.prefix,
+            )
+
+
+def _scan_text_file(
+    stream: object,
+    target: ScanTarget,
+    scanner: SecretScanner,
+    result: FileAudit,
+    progress: Progress | None,
+) -> None:
+    """Scan a non-JSONL side file in blocks of whole lines, so multi-line keys stay whole."""
+    block: list[str] = []
+    block_bytes = 0
+    first_line = 1
+    number = 0
+    for raw in iter_raw_lines(stream):  # type: ignore[arg-type]
+        number = raw.number
+        block.append(raw.data.decode("utf-8", errors="surrogateescape"))
+        block_bytes += len(raw.data) + 1
+        if block_bytes >= _TEXT_BLOCK and "-----BEGIN" not in block[-1]:
+            _scan_text_block(block, first_line, target, scanner, result)
+            if progress:
+                progress(block_bytes)
+            block, block_bytes, first_line = [], 0, number + 1
+    if block:
+        _scan_text_block(block, first_line, target, scanner, result)
+        if progress:
+            progress(block_bytes)
+
+
+def _scan_text_block(
+    lines: list[str], first_line: int, target: ScanTarget, scanner: SecretScanner, result: FileAudit
+) -> None:
+    text = "\n".join(lines)
+    found = scanner.scan_text(text, PLAIN)
+    if not found:
+        return
+    starts = [0]
+    for line in lines[:-1]:
+        starts.append(starts[-1] + len(line) + 1)
+    import bisect
+
+    for item in found:
+        index = bisect.bisect_right(starts, item.hit.start) - 1
+        offset = starts[index]
+        result.findings.append(
+            Finding(
+                file=str(target.path),
+                line=first_line + index,
+                json_path=None,
+                span=(item.hit.start - offset, item.hit.end - offset),
+                kind=item.hit.kind,
+                detector=item.hit.detector,
+                fingerprint=item.fingerprint[:FINGERPRINT_SHOWN],
+                session_id=target.session_id,
+                source=None,
+                length=item.hit.length,
+                prefix=item.prefix,
+            )
+        )
+
+
+def permission_warnings(files: Iterable[Path]) -> list[str]:
+    """Transcript files and their folders readable by group or others."""
+    warnings: list[str] = []
+    seen_dirs: set[Path] = set()
+    for file in files:
+        try:
+            mode = file.stat().st_mode
+        except OSError:
+            continue
+        if mode & (stat.S_IRGRP | stat.S_IROTH):
+            warnings.append(f"{file} is readable by {_who(mode)} (chmod 600 it)")
+        folder = file.parent
+        if folder in seen_dirs:
+            continue
+        seen_dirs.add(folder)
+        try:
+            dmode = folder.stat().st_mode
+        except OSError:
+            continue
+        if dmode & (stat.S_IROTH | stat.S_IXOTH | stat.S_IRGRP | stat.S_IXGRP):
+            warnings.append(f"folder {folder} is open to {_who(dmode)} (chmod 700 it)")
+    return warnings
+
+
+def _who(mode: int) -> str:
+    group = bool(mode & (stat.S_IRGRP | stat.S_IXGRP))
+    other = bool(mode & (stat.S_IROTH | stat.S_IXOTH))
+    return "group and others" if group and other else ("group" if group else "others")
+
+
+def environment() -> Mapping[str, str]:
+    return os.environ
