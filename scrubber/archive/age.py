@@ -67,7 +67,6 @@ TAG_SIZE = 16
 ENCRYPTED_CHUNK_SIZE = CHUNK_SIZE + TAG_SIZE
 MAC_SIZE = 32
 COLUMNS_PER_LINE = 64  # stanza bodies are wrapped at 64 base64 columns
-LAST_CHUNK_FLAG = 0x01
 # The chunk counter is 11 bytes; no file we could write or read comes near it, but a counter
 # that wrapped would reuse a nonce, so we refuse rather than wrap.
 MAX_CHUNKS = 1 << 88
@@ -76,10 +75,10 @@ MAX_CHUNKS = 1 << 88
 # hundred bytes (a post-quantum stanza is about 1.6 KB).
 MAX_HEADER_LINE = 64 * 1024
 MAX_HEADER_SIZE = 16 * 1024 * 1024
+_MAX_VERSION_LINE = 256
 
 _HEADER_LABEL = b"header"
 _PAYLOAD_LABEL = b"payload"
-_ZERO_NONCE = bytes(12)
 _BASE64_CHARS = re.compile(rb"[A-Za-z0-9+/]*")
 _ARGUMENT = re.compile(rb"[\x21-\x7e]+")  # 1*VCHAR
 
@@ -216,7 +215,7 @@ def _encode_stanza(stanza: Stanza) -> bytes:
     return ("\n".join(lines) + "\n").encode("ascii")
 
 
-def _check_scrypt_alone(types: Sequence[str]) -> bool:
+def _scrypt_is_alone(types: Sequence[str]) -> bool:
     # The spec: an scrypt stanza, if present, MUST be the only stanza (a passphrase file must not
     # be openable by anyone else, which is what users expect of password-based encryption).
     return "scrypt" not in types or len(types) == 1
@@ -303,23 +302,28 @@ def _parse_header(inp: _Input) -> Header:
             raise AgeHeaderError("the age header is too large")
         return line
 
-    first = inp.readline(MAX_HEADER_LINE)
+    try:
+        # A version line is short; a binary file without a newline must not read 64 KiB first.
+        first = inp.readline(_MAX_VERSION_LINE)
+    except AgeHeaderError:
+        first = b""
     if first is None:
         raise AgeHeaderError("the file is empty, not an age file")
     raw.extend(first)
     if first != VERSION_LINE:
-        version = first[len(MAGIC) : -1] if first.endswith(b"\n") else b""
+        version = first[len(MAGIC) : -1]
         if first.startswith(MAGIC) and _ARGUMENT.fullmatch(version):
             raise AgeVersionError(
                 "this age format version is not supported (only age-encryption.org/v1 is)",
                 hint="the file was written by a newer tool; decrypt it with a current `age`",
             )
+        hint = None
+        if first.startswith(b"-----BEGIN"):
+            hint = "ASCII-armored age files are not supported; decrypt it with `age -d`"
+        elif first == VERSION_LINE[:-1] + b"\r\n":
+            hint = "its line endings were changed to CRLF (copied in text mode?)"
         raise AgeHeaderError(
-            "not an age v1 file (the first line is not age-encryption.org/v1)",
-            hint="ASCII-armored files (-----BEGIN AGE ENCRYPTED FILE-----) are not supported; "
-            "convert with `age -d`"
-            if first.startswith(b"-----BEGIN")
-            else None,
+            "not an age v1 file (the first line is not age-encryption.org/v1)", hint=hint
         )
 
     stanzas: list[Stanza] = []
@@ -338,7 +342,7 @@ def _parse_header(inp: _Input) -> Header:
             if not stanzas:
                 raise AgeHeaderError("the age header has no recipient stanza")
             types = [s.type for s in stanzas]
-            if not _check_scrypt_alone(types):
+            if not _scrypt_is_alone(types):
                 raise AgeHeaderError(
                     "a passphrase (scrypt) stanza must be the only stanza in an age file"
                 )
@@ -409,6 +413,7 @@ def _unlock(inp: _Input, identities: Sequence[Identity]) -> tuple[Header, bytes]
 
 
 def _chunk_nonce(counter: int, last: bool) -> bytes:
+    # 11-byte big-endian chunk counter, then 0x01 for the final chunk and 0x00 before it.
     return counter.to_bytes(11, "big") + (b"\x01" if last else b"\x00")
 
 
@@ -589,9 +594,7 @@ class EncryptingWriter(io.BufferedIOBase):
     so an interrupted archive can never pass for a complete one (it fails as truncated).
     """
 
-    def __init__(
-        self, dst: BinaryIO, recipients: Sequence[Recipient], *, _file_key: bytes | None = None
-    ) -> None:
+    def __init__(self, dst: BinaryIO, recipients: Sequence[Recipient]) -> None:
         super().__init__()
         # Set first: if a check below raises, __del__ and close() still find a consistent writer.
         self._dst = dst
@@ -599,12 +602,11 @@ class EncryptingWriter(io.BufferedIOBase):
         self._pending = bytearray()
         if not recipients:
             raise KeyMaterialError("no recipient given to encrypt to", hint="pass -r or -R")
-        # `_file_key` exists for tests that need a known key; real callers never pass it.
-        file_key = os.urandom(FILE_KEY_SIZE) if _file_key is None else _file_key
+        file_key = os.urandom(FILE_KEY_SIZE)  # the spec: CSPRNG, never reused across files
         stanzas = [stanza for r in recipients for stanza in r.wrap(file_key)]
         if not stanzas:
             raise KeyMaterialError("the recipients produced no stanza")
-        if not _check_scrypt_alone([s.type for s in stanzas]):
+        if not _scrypt_is_alone([s.type for s in stanzas]):
             raise KeyMaterialError(
                 "a passphrase cannot be combined with other recipients in one age file",
                 hint="encrypt either to a passphrase or to public keys",
