@@ -187,15 +187,21 @@ _ARRAY_INDEX = re.compile(r"0|[1-9][0-9]*")  # RFC 6901: no leading zeros, no "-
 # Walking an object member by member in Python costs a few microseconds each, and records have
 # dozens of members, so most of them are skipped in one regex call instead: a run of members
 # whose key is not wanted (and needs no unescaping) and whose value nests at most four brackets
-# deep. Inside such a value the pattern is lenient (it only pairs brackets and strings), which is
+# deep. Inside such a value the pattern only pairs brackets and finds whole strings, which is
 # enough for a line the reader has already parsed. Anything else falls back to the walk.
 _WS_B = rb"[ \t\n\r]*+"
 _STRING_B = rb'"[^"\\]*+(?:\\.[^"\\]*+)*+"'
 _SCALAR_B = rb"(?:-?(?:0|[1-9][0-9]*+)(?:\.[0-9]++)?+(?:[eE][+-]?[0-9]++)?+|true|false|null)"
-_NESTED_B = rb'[\[{](?:[^"\[\]{}]++|' + _STRING_B + rb")*+[\]}]"
-for _ in range(3):
-    _NESTED_B = rb'[\[{](?:[^"\[\]{}]++|' + _STRING_B + rb"|" + _NESTED_B + rb")*+[\]}]"
-_VALUE_B = rb"(?:" + _STRING_B + rb"|" + _NESTED_B + rb"|" + _SCALAR_B + rb")"
+
+
+def _container_pattern(depth: int) -> bytes:
+    """An array or object nesting at most `depth` brackets deep (the pattern doubles per level)."""
+    inner = _STRING_B if depth == 1 else _STRING_B + rb"|" + _container_pattern(depth - 1)
+    inside = rb'(?:[^"\[\]{}]++|' + inner + rb")*+"
+    return rb"(?:\[" + inside + rb"\]|\{" + inside + rb"\})"
+
+
+_VALUE_B = rb"(?:" + _STRING_B + rb"|" + _container_pattern(4) + rb"|" + _SCALAR_B + rb")"
 
 
 @functools.lru_cache(maxsize=256)
