@@ -456,7 +456,11 @@ def has_loose_permissions(path: Path) -> bool:
     """True when group or others may access an identity file (the CLI warns, as ssh does)."""
     if os.name != "posix":  # pragma: no cover - POSIX modes mean nothing elsewhere
         return False
-    return bool(stat.S_IMODE(path.stat().st_mode) & 0o077)
+    try:
+        mode = path.stat().st_mode
+    except OSError as exc:
+        raise KeyMaterialError(f"cannot read identity file {path}: {exc.strerror}") from None
+    return bool(stat.S_IMODE(mode) & 0o077)
 
 
 def identity_file_text(identity: X25519Identity, created: datetime) -> str:

@@ -260,6 +260,11 @@ def test_loose_permissions(tmp_path: Path, mode: int, loose: bool) -> None:
     assert has_loose_permissions(path) is loose
 
 
+def test_loose_permissions_on_a_missing_file_is_a_key_error(tmp_path: Path) -> None:
+    with pytest.raises(KeyMaterialError, match="cannot read"):
+        has_loose_permissions(tmp_path / "missing")
+
+
 # --------------------------------------------------------------------------------- passphrase
 
 
