@@ -149,7 +149,8 @@ def _load() -> _Loaded:
         name = cls.__name__
         if name in _EXCLUDED_PLUGINS or not issubclass(cls, RegexBasedDetector):
             continue
-        plugin = cls()
+        plugin_class: Any = cls  # abstract in detect-secrets' annotations, concrete here
+        plugin = plugin_class()
         regex_plugins.append(
             _Plugin(
                 class_name=name,

@@ -1,0 +1,445 @@
+"""The redact use case: redacted copies, in-place rewrites, and the proof (`--check`).
+
+Only string leaves change (see redaction/rewrite.py); lines without findings are written back
+byte for byte. Every write goes through a temp file in the destination folder, fsync and rename,
+so a crash leaves the old file or the new one. An in-place rewrite keeps mode, owner and mtime,
+holds a lock, and folds in whatever Claude Code appended while it ran.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import os
+import stat
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import IO
+
+from scrubber import paths
+from scrubber.detection.detector import PLAIN
+from scrubber.detection.scan import FileScan, LineScan, SecretScanner
+from scrubber.errors import BusyError, InputError, ScrubberError, UsageError
+from scrubber.policy.model import ThinkingMode
+from scrubber.redaction.rewrite import RewriteError, rewrite_json_line, rewrite_text_line
+from scrubber.transcript.jsonl import (
+    LineProblem,
+    RawLine,
+    atomic_write,
+    fsync_dir,
+    iter_raw_lines,
+    parse_line,
+)
+
+_BINARY_SNIFF = 8192
+_TEXT_BLOCK = 1 << 20
+
+
+class FileKind(StrEnum):
+    TRANSCRIPT = "transcript"  # JSONL: string leaves only
+    TEXT = "text"  # tool-results/*.txt, file-history copies, shell snapshots: plain text
+    BINARY = "binary"  # cannot be redacted: never copied into a redacted tree
+
+
+@dataclass(slots=True)
+class FileRedaction:
+    """What one file's redaction did (no values)."""
+
+    source: Path
+    dest: Path | None
+    kind: FileKind
+    lines: int = 0
+    lines_changed: int = 0
+    replaced: int = 0
+    left_in_thinking: int = 0
+    by_kind: Counter[str] = field(default_factory=Counter)
+    problems: list[tuple[int, str]] = field(default_factory=list)
+    folded_tail_bytes: int = 0  # bytes appended by another writer during an in-place rewrite
+    skipped: str | None = None  # why the file was not written
+
+
+def classify_file(path: Path) -> FileKind:
+    if path.suffix == ".jsonl":
+        return FileKind.TRANSCRIPT
+    with path.open("rb") as stream:
+        head = stream.read(_BINARY_SNIFF)
+    return FileKind.BINARY if b"\0" in head else FileKind.TEXT
+
+
+# -- the line transform ----------------------------------------------------------------------
+
+
+def _redact_line(
+    raw: RawLine,
+    file_scan: FileScan,
+    result: FileRedaction,
+    *,
+    redact_thinking: bool,
+) -> bytes:
+    result.lines += 1
+    scan = file_scan.scan_raw(raw)
+    if scan is None:
+        return raw.to_bytes()
+    if scan.line.problem not in (None, LineProblem.BLANK):
+        result.problems.append((raw.number, str(scan.line.problem)))
+    if not scan.leaves:
+        return raw.to_bytes()
+    new = _apply(scan, result, redact_thinking=redact_thinking)
+    if new == raw.data:
+        return raw.to_bytes()
+    result.lines_changed += 1
+    return new + b"\n" if raw.terminated else new
+
+
+def _apply(scan: LineScan, result: FileRedaction, *, redact_thinking: bool) -> bytes:
+    data = scan.line.raw.data
+    if scan.line.record is None:
+        edits = [
+            (f.hit.start, f.hit.end, f.placeholder) for leaf in scan.leaves for f in leaf.found
+        ]
+        for leaf in scan.leaves:
+            result.by_kind.update(f.hit.kind for f in leaf.found)
+        result.replaced += len(edits)
+        return rewrite_text_line(data, sorted(edits))
+    replacements: dict[str, list[tuple[int, int, str]]] = {}
+    for leaf in scan.leaves:
+        if leaf.pointer is None:
+            continue
+        if leaf.in_thinking and not redact_thinking:
+            result.left_in_thinking += len(leaf.found)
+            continue
+        edits = replacements.setdefault(leaf.pointer, [])
+        edits.extend((f.hit.start, f.hit.end, f.placeholder) for f in leaf.found)
+        result.by_kind.update(f.hit.kind for f in leaf.found)
+        result.replaced += len(leaf.found)
+    for edits in replacements.values():
+        edits.sort()
+    try:
+        return rewrite_json_line(data, replacements)
+    except RewriteError as exc:
+        # The scanner and the rewriter disagree on the line's shape: never guess. Fall back to
+        # redacting the line as text would break its JSON, so refuse the whole file instead.
+        raise ScrubberError(
+            f"line {scan.line.number}: could not rewrite the line in place ({exc.message})"
+        ) from None
+
+
+def redact_transcript_lines(
+    stream: IO[bytes],
+    scanner: SecretScanner,
+    result: FileRedaction,
+    *,
+    redact_thinking: bool,
+    file_scan: FileScan | None = None,
+    offset: int = 0,
+    number: int = 1,
+) -> Iterator[bytes]:
+    """Redacted bytes of every line of a JSONL stream, in order."""
+    scan = file_scan or scanner.new_file_scan()
+    for raw in iter_raw_lines(stream, offset=offset, number=number):
+        yield _redact_line(raw, scan, result, redact_thinking=redact_thinking)
+
+
+def redact_text(text: str, scanner: SecretScanner, result: FileRedaction) -> str:
+    found = scanner.scan_text(text, PLAIN)
+    if not found:
+        return text
+    result.replaced += len(found)
+    pieces: list[str] = []
+    cursor = 0
+    for item in sorted(found, key=lambda f: f.hit.start):
+        pieces.append(text[cursor : item.hit.start])
+        pieces.append(item.placeholder)
+        cursor = item.hit.end
+        result.by_kind[item.hit.kind] += 1
+    pieces.append(text[cursor:])
+    return "".join(pieces)
+
+
+def redact_text_stream(
+    stream: IO[bytes], scanner: SecretScanner, result: FileRedaction
+) -> Iterator[bytes]:
+    """A plain-text file in blocks of whole lines (a PEM block is never split)."""
+    block: list[bytes] = []
+    size = 0
+    for raw in iter_raw_lines(stream):
+        result.lines += 1
+        block.append(raw.to_bytes())
+        size += len(raw.data) + 1
+        if size >= _TEXT_BLOCK and b"-----BEGIN" not in raw.data:
+            yield _redact_block(block, scanner, result)
+            block, size = [], 0
+    if block:
+        yield _redact_block(block, scanner, result)
+
+
+def _redact_block(block: list[bytes], scanner: SecretScanner, result: FileRedaction) -> bytes:
+    data = b"".join(block)
+    text = data.decode("utf-8", errors="surrogateescape")
+    new = redact_text(text, scanner, result)
+    if new == text:
+        return data
+    old_lines = text.split("\n")
+    new_lines = new.split("\n")
+    result.lines_changed += sum(1 for a, b in zip(old_lines, new_lines, strict=False) if a != b)
+    return new.encode("utf-8", errors="surrogateescape")
+
+
+# -- copies -----------------------------------------------------------------------------------
+
+
+def redact_copy(
+    source: Path,
+    dest: Path,
+    scanner: SecretScanner,
+    *,
+    thinking: ThinkingMode = ThinkingMode.REDACT,
+) -> FileRedaction:
+    """Write a redacted copy of `source` at `dest` (0600, source's mtime), atomically."""
+    if source.is_symlink():
+        raise InputError(f"{source}: is a symbolic link; not followed")
+    try:
+        kind = classify_file(source)
+    except OSError as exc:
+        raise InputError(f"{source}: cannot read: {exc.strerror}") from None
+    result = FileRedaction(source, dest, kind)
+    if kind is FileKind.BINARY:
+        result.skipped = "binary file: cannot be redacted, not copied"
+        return result
+    if _same_file(source, dest):
+        raise UsageError(f"{dest}: the output would overwrite the input; use --in-place for that")
+    try:
+        source_stat = source.stat()
+        paths.ensure_private_dir(dest.parent)
+        with source.open("rb") as stream:
+            chunks = (
+                redact_transcript_lines(
+                    stream, scanner, result, redact_thinking=thinking is ThinkingMode.REDACT
+                )
+                if kind is FileKind.TRANSCRIPT
+                else redact_text_stream(stream, scanner, result)
+            )
+            atomic_write(dest, chunks, mode=0o600, mtime_ns=source_stat.st_mtime_ns)
+    except FileNotFoundError:
+        raise InputError(f"{source}: vanished while it was being read; nothing written") from None
+    except OSError as exc:
+        where = dest if exc.filename in (None, str(dest)) else Path(exc.filename)
+        raise ScrubberError(
+            f"cannot write {where}: {exc.strerror}; nothing was written",
+            "check free space and permissions of the output folder",
+        ) from None
+    return result
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.samefile(b)
+    except OSError:
+        return False
+
+
+# -- in place ---------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def file_lock(lock_dir: Path, target: Path) -> Iterator[None]:
+    """An exclusive lock on `target`, kept outside Claude Code's folders."""
+    paths.ensure_private_dir(lock_dir)
+    name = hashlib.sha256(str(target.resolve()).encode()).hexdigest()[:32]
+    lock_path = lock_dir / f"{name}.lock"
+    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise BusyError(f"{target}: another scrubber run is rewriting it") from None
+        yield
+    finally:
+        os.close(fd)
+
+
+def redact_in_place(
+    path: Path,
+    scanner: SecretScanner,
+    lock_dir: Path,
+) -> FileRedaction:
+    """Rewrite `path` with its secrets replaced; thinking text is never touched (reported).
+
+    Claude Code opens, appends and closes the transcript for every write, so lines can arrive
+    while we work: after the main pass we fold in the tail that appeared, re-check right before
+    the rename, and after the rename copy over anything that reached the old inode in between.
+    """
+    if path.is_symlink():
+        raise InputError(f"{path}: is a symbolic link; not rewritten")
+    kind = classify_file(path)
+    result = FileRedaction(path, path, kind)
+    if kind is FileKind.BINARY:
+        result.skipped = "binary file: cannot be redacted"
+        return result
+    with file_lock(lock_dir, path):
+        try:
+            return _rewrite_locked(path, scanner, result)
+        except FileNotFoundError:
+            raise InputError(f"{path}: vanished during the rewrite; nothing changed") from None
+
+
+def _rewrite_locked(path: Path, scanner: SecretScanner, result: FileRedaction) -> FileRedaction:
+    import tempfile
+
+    folder = path.parent
+    with path.open("rb") as original:
+        st = os.fstat(original.fileno())
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".scrub-tmp", dir=folder)
+        tmp = Path(tmp_name)
+        try:
+            with os.fdopen(fd, "wb") as out:
+                file_scan = scanner.new_file_scan()
+                done = _copy_redacted(original, out, 0, 1, scanner, result, file_scan, result.kind)
+                main_pass_end = done
+                # Fold in what was appended meanwhile, until the size holds still.
+                for round_ in range(100):
+                    size = os.fstat(original.fileno()).st_size
+                    if size < done:
+                        raise ScrubberError(
+                            f"{path}: shrank during the rewrite (another tool rewrote it); "
+                            "nothing changed"
+                        )
+                    if size == done:
+                        break
+                    done = _copy_redacted(
+                        original, out, done, result.lines + 1, scanner, result, file_scan,
+                        result.kind, final=round_ >= 3,
+                    )  # fmt: skip
+                result.folded_tail_bytes = done - main_pass_end
+                out.flush()
+                os.fchmod(out.fileno(), stat.S_IMODE(st.st_mode))
+                with contextlib.suppress(PermissionError):
+                    os.fchown(out.fileno(), st.st_uid, st.st_gid)
+                os.fsync(out.fileno())
+            if result.lines_changed == 0:
+                tmp.unlink()
+                return result
+            current = path.stat()
+            if current.st_ino != st.st_ino:
+                raise ScrubberError(
+                    f"{path}: replaced by another program meanwhile; nothing changed"
+                )
+            # Claude Code's cleanup is keyed on mtime: the rewrite must not make a session young.
+            os.utime(tmp, ns=(current.st_atime_ns, current.st_mtime_ns))
+            tmp.replace(path)
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                tmp.unlink()
+            raise
+        fsync_dir(folder)
+        # Anything that reached the old inode between our last check and the rename.
+        late_size = os.fstat(original.fileno()).st_size
+        if late_size > done:
+            with path.open("ab") as out:
+                late_start = done
+                done = _copy_redacted(
+                    original, out, done, result.lines + 1, scanner, result, file_scan, result.kind,
+                    final=True,
+                )  # fmt: skip
+                result.folded_tail_bytes += done - late_start
+                out.flush()
+                os.fsync(out.fileno())
+    return result
+
+
+def _copy_redacted(
+    original: IO[bytes],
+    out: IO[bytes],
+    offset: int,
+    number: int,
+    scanner: SecretScanner,
+    result: FileRedaction,
+    file_scan: FileScan,
+    kind: FileKind,
+    *,
+    final: bool = False,
+) -> int:
+    """Redact whole lines from `offset` to the end of `original` into `out`; return the offset
+    reached. An unterminated last line may still be being written: it is left for the next
+    round, unless `final` (then it is a torn line, kept and redacted as text)."""
+    original.seek(offset)
+    if kind is FileKind.TEXT:
+        for chunk in redact_text_stream(original, scanner, result):
+            out.write(chunk)
+        return original.tell()
+    redact_thinking = False  # in place: thinking blocks are signed, never edited
+    for raw in iter_raw_lines(original, offset=offset, number=number):
+        if not raw.terminated and not final:
+            return raw.offset
+        out.write(_redact_line(raw, file_scan, result, redact_thinking=redact_thinking))
+        offset = raw.end_offset
+    return offset
+
+
+# -- the proof --------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class CheckResult:
+    path: Path
+    lines: int = 0
+    invalid_lines: list[int] = field(default_factory=list)
+    structure_mismatches: list[int] = field(default_factory=list)
+    line_count_mismatch: tuple[int, int] | None = None
+    findings: int = 0
+    findings_in_thinking: int = 0
+    finding_lines: list[int] = field(default_factory=list)
+    compared_with: Path | None = None
+
+    @property
+    def ok(self) -> bool:
+        return (
+            not self.invalid_lines
+            and not self.structure_mismatches
+            and self.line_count_mismatch is None
+            and self.findings == 0
+        )
+
+
+def check_redacted(path: Path, scanner: SecretScanner, original: Path | None) -> CheckResult:
+    """Prove a redacted transcript: valid JSONL, the original's structure, no findings left."""
+    from scrubber.redaction.structure import same_structure
+
+    result = CheckResult(path, compared_with=original)
+    orig_stream = original.open("rb") if original is not None else None
+    try:
+        orig_lines = iter_raw_lines(orig_stream) if orig_stream is not None else None
+        file_scan = scanner.new_file_scan()
+        with path.open("rb") as stream:
+            for raw in iter_raw_lines(stream):
+                result.lines += 1
+                line = parse_line(raw)
+                torn_last = line.problem is LineProblem.TORN
+                if line.problem not in (None, LineProblem.BLANK) and not torn_last:
+                    result.invalid_lines.append(raw.number)
+                if orig_lines is not None:
+                    orig_raw = next(orig_lines, None)
+                    if orig_raw is None or (
+                        line.record is not None
+                        and not same_structure(parse_line(orig_raw).value, line.value)
+                    ):
+                        result.structure_mismatches.append(raw.number)
+                scan = file_scan.scan_line(line)
+                for leaf in scan.leaves:
+                    if leaf.in_thinking:
+                        result.findings_in_thinking += len(leaf.found)
+                    else:
+                        result.findings += len(leaf.found)
+                        result.finding_lines.append(raw.number)
+        if orig_lines is not None:
+            remaining = sum(1 for _ in orig_lines)
+            if remaining:
+                result.line_count_mismatch = (result.lines + remaining, result.lines)
+    finally:
+        if orig_stream is not None:
+            orig_stream.close()
+    return result
