@@ -118,9 +118,14 @@ def targets_in_config(
 ) -> list[ScanTarget]:
     """Every session (and its side files) and the global side files under a config dir."""
     discovery = session_discovery.discover(config)
+    wanted = (
+        session_discovery.find_session(config, session, discovery=discovery).id
+        if session
+        else None
+    )
     targets: list[ScanTarget] = []
     for info in discovery.sessions:
-        if session and not (info.id == session or info.id.startswith(session)):
+        if wanted is not None and info.id != wanted:
             continue
         if project and project not in info.project and project != str(info.cwd or ""):
             continue
