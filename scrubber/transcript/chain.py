@@ -63,13 +63,11 @@ class ConversationTree:
     @property
     def newest_leaf(self) -> Node | None:
         """The leaf a resume starts from: the last one in file order that belongs to the main
-        conversation (not a sidechain, not a progress tick); any leaf when there is none."""
-        main = [
-            leaf
-            for leaf in self.leaves
-            if not leaf.is_sidechain and leaf.type not in _NOT_RESUMABLE_LEAF_TYPES
-        ]
-        pool = main or list(self.leaves)
+        conversation, preferring a real message over a progress tick; a sidechain leaf only
+        when there is nothing else."""
+        main = [leaf for leaf in self.leaves if not leaf.is_sidechain]
+        messages = [leaf for leaf in main if leaf.type not in _NOT_RESUMABLE_LEAF_TYPES]
+        pool = messages or main or list(self.leaves)
         return max(pool, key=lambda node: node.index) if pool else None
 
     def parent_of(self, node: Node, *, across_compaction: bool = False) -> Node | None:
