@@ -1,0 +1,322 @@
+"""Session discovery on config dirs built with scrubber.demo (Claude Code's real layout), plus
+the awkward cases: symlinks out of the config dir, legacy agent files, torn and huge lines,
+titles quoted inside tool output, lookups by id, prefix and title."""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from scrubber.demo import build_demo_config, demo_manifest
+from scrubber.errors import UsageError
+from scrubber.transcript.records import read_records
+from scrubber.transcript.sessions import (
+    SideFileKind,
+    discover,
+    find_session,
+    read_metadata,
+    session_bundle,
+)
+
+SEED = 11
+
+
+@pytest.fixture
+def config(tmp_path: Path) -> Path:
+    return build_demo_config(tmp_path, seed=SEED, sessions=5)
+
+
+def ids() -> tuple[str, ...]:
+    return demo_manifest(seed=SEED, sessions=5).sessions
+
+
+def full_scan(path: Path) -> tuple[datetime | None, datetime | None, str | None]:
+    """First/last top-level timestamp and first cwd, the slow and obvious way."""
+    stamps = [r.timestamp for r in read_records(path) if r.timestamp is not None]
+    cwd = next((r.cwd for r in read_records(path) if r.cwd), None)
+    return (stamps[0] if stamps else None, stamps[-1] if stamps else None, cwd)
+
+
+def test_discovers_every_demo_session(config: Path) -> None:
+    found = discover(config)
+    assert sorted(s.id for s in found.sessions) == sorted(ids())
+    assert found.problems == ()
+    for session in found.sessions:
+        assert session.transcript == config / "projects" / session.project / f"{session.id}.jsonl"
+        assert session.size == session.transcript.stat().st_size
+        assert session.mtime == session.transcript.stat().st_mtime
+        assert session.readable
+        first, last, cwd = full_scan(session.transcript)
+        assert (session.first_timestamp, session.last_timestamp, session.cwd) == (first, last, cwd)
+        assert session.first_timestamp is not None and session.last_timestamp is not None
+        assert session.first_timestamp <= session.last_timestamp
+        assert session.last_activity == session.last_timestamp
+        assert session.project == "".join(c if c.isalnum() else "-" for c in session.cwd or "")
+
+
+def test_titles_and_tags(config: Path) -> None:
+    by_id = {s.id: s for s in discover(config).sessions}
+    first, second, third, *_ = ids()
+    assert by_id[first].custom_title == "checkout-500"
+    assert by_id[first].title == "checkout-500"  # custom title beats the summary
+    assert by_id[first].tags == ("billing",)
+    assert by_id[second].custom_title is None
+    assert by_id[second].title == "Rotate deploy key"  # ai-title when nothing else
+    assert by_id[second].tags == ("ops",)
+    assert by_id[third].title == "Anthropic client 401"
+
+
+def test_legacy_agent_file_belongs_to_its_session(config: Path) -> None:
+    found = discover(config)
+    third = ids()[2]
+    assert not any(s.id.startswith("agent-") for s in found.sessions)
+    (session,) = found.by_id(third)
+    (legacy,) = session.legacy_agent_files
+    assert legacy.name.startswith("agent-") and legacy.parent == session.transcript.parent
+    assert legacy in session.subagent_transcripts()
+    assert legacy in session.bundle_paths()
+
+
+def test_orphan_agent_file_is_a_session_of_its_own(tmp_path: Path) -> None:
+    project = tmp_path / "projects" / "-w"
+    project.mkdir(parents=True)
+    (project / "agent-1234.jsonl").write_text(
+        json.dumps({"type": "user", "sessionId": "gone", "cwd": "/w"}) + "\n"
+    )
+    (session,) = discover(tmp_path).sessions
+    assert session.id == "agent-1234"
+    assert session.cwd == "/w"
+
+
+def test_bundle_paths_follow_the_contract(config: Path) -> None:
+    found = discover(config)
+    first = ids()[0]
+    (session,) = found.by_id(first)
+    bundle = session.bundle_paths()
+    relative = {p.relative_to(config).as_posix() for p in bundle}
+    project = f"projects/{session.project}"
+    assert relative == {
+        f"{project}/{first}.jsonl",
+        f"{project}/{first}",
+        f"file-history/{first}",
+        f"session-env/{first}",
+        f"debug/{first}.txt",
+        f"todos/{first}-agent-{first}.json",
+    }
+    assert bundle == session_bundle(config, session.project, first)
+    files = session.side_files()
+    assert any(p.parent.name == "tool-results" for p in files)
+    # The second session: transcript + side folder (its subagent), nothing global.
+    (second,) = found.by_id(ids()[1])
+    assert {p.relative_to(config).as_posix() for p in second.bundle_paths()} == {
+        f"projects/{second.project}/{second.id}.jsonl",
+        f"projects/{second.project}/{second.id}",
+    }
+    (agent,) = second.subagent_transcripts()
+    assert agent.parent.name == "subagents" and agent.suffix == ".jsonl"
+
+
+def test_global_side_files(config: Path) -> None:
+    found = discover(config)
+    kinds = {(f.kind, f.path.relative_to(config).parts[0]) for f in found.side_files}
+    assert kinds == {
+        (SideFileKind.HISTORY, "history.jsonl"),
+        (SideFileKind.SHELL_SNAPSHOT, "shell-snapshots"),
+        (SideFileKind.PASTE_CACHE, "paste-cache"),
+        (SideFileKind.DEBUG, "debug"),
+    }
+    debug = [f for f in found.side_files if f.kind is SideFileKind.DEBUG]
+    assert [f.session_id for f in debug] == [ids()[0]]
+    # debug/latest is a symlink inside the config dir: not listed twice, not a problem.
+    assert all(f.path.name != "latest" for f in found.side_files)
+
+
+def test_metadata_off_is_names_sizes_and_mtimes_only(config: Path) -> None:
+    found = discover(config, metadata=False)
+    assert sorted(s.id for s in found.sessions) == sorted(ids())
+    for session in found.sessions:
+        assert session.title is None and session.cwd is None and session.tags == ()
+        assert session.last_timestamp is None
+        assert session.last_activity == datetime.fromtimestamp(session.mtime, tz=UTC)
+    (third,) = found.by_id(ids()[2])
+    assert len(third.legacy_agent_files) == 1  # still attached: it is read for its sessionId
+
+
+def test_symlinks_out_of_the_config_dir_are_reported_not_followed(
+    config: Path, tmp_path: Path
+) -> None:
+    outside = tmp_path / "elsewhere"
+    (outside / "proj").mkdir(parents=True)
+    (outside / "proj" / "s-out.jsonl").write_text('{"type":"user","cwd":"/x"}\n')
+    (outside / "history.jsonl").write_text("{}\n")
+    projects = config / "projects"
+    (projects / "-linked").symlink_to(outside / "proj")
+    some_project = next(p for p in projects.iterdir() if p.is_dir() and not p.is_symlink())
+    (some_project / "s-link.jsonl").symlink_to(outside / "proj" / "s-out.jsonl")
+    (config / "shell-snapshots" / "snap.sh").symlink_to(outside / "history.jsonl")
+    inside_target = next(some_project.glob("*.jsonl"))
+    (some_project / "s-inside.jsonl").symlink_to(inside_target)
+
+    found = discover(config)
+    names = {s.id for s in found.sessions}
+    assert "s-out" not in names and "s-link" not in names
+    assert "s-inside" in names  # a link that stays inside may be followed
+    reported = {p.path.name for p in found.problems}
+    assert {"-linked", "s-link.jsonl", "snap.sh"} <= reported
+    assert all("outside" in p.reason for p in found.problems)
+    assert all(f.path.name != "snap.sh" for f in found.side_files)
+
+
+def test_history_symlinked_outside_is_skipped(config: Path, tmp_path: Path) -> None:
+    target = tmp_path / "other-history.jsonl"
+    target.write_text("{}\n")
+    (config / "history.jsonl").unlink()
+    (config / "history.jsonl").symlink_to(target)
+    found = discover(config)
+    assert all(f.kind is not SideFileKind.HISTORY for f in found.side_files)
+    assert [p.path.name for p in found.problems] == ["history.jsonl"]
+
+
+def test_missing_or_empty_config_dir(tmp_path: Path) -> None:
+    found = discover(tmp_path / "nope")
+    assert found.sessions == () and found.side_files == () and found.problems == ()
+    (tmp_path / "projects" / "empty").mkdir(parents=True)
+    (tmp_path / "projects" / "stray.jsonl").write_text("{}\n")  # not inside a project folder
+    assert discover(tmp_path).sessions == ()
+
+
+def test_empty_and_garbage_transcripts(tmp_path: Path) -> None:
+    project = tmp_path / "projects" / "-p"
+    project.mkdir(parents=True)
+    (project / "empty.jsonl").write_bytes(b"")
+    (project / "garbage.jsonl").write_bytes(b"\xff\xfe not json\n\n[1,2]\n")
+    sessions = {s.id: s for s in discover(tmp_path).sessions}
+    assert set(sessions) == {"empty", "garbage"}
+    for session in sessions.values():
+        assert session.title is None and session.first_timestamp is None and session.readable
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads any file")
+def test_unreadable_transcript_is_listed_and_reported(tmp_path: Path) -> None:
+    project = tmp_path / "projects" / "-p"
+    project.mkdir(parents=True)
+    path = project / "locked.jsonl"
+    path.write_text('{"type":"user"}\n')
+    path.chmod(0)
+    found = discover(tmp_path)
+    (session,) = found.sessions
+    assert not session.readable
+    assert [p.path for p in found.problems] == [path]
+
+
+def write_lines(path: Path, *records: object, tail: bytes = b"") -> Path:
+    path.write_bytes(b"".join(json.dumps(r).encode() + b"\n" for r in records) + tail)
+    return path
+
+
+def test_metadata_last_timestamp_skips_records_without_one(tmp_path: Path) -> None:
+    path = write_lines(
+        tmp_path / "s.jsonl",
+        {"type": "file-history-snapshot", "snapshot": {"timestamp": "2020-01-01T00:00:00Z"}},
+        {"type": "user", "timestamp": "2026-01-01T00:00:00Z", "cwd": "/a", "sessionId": "s"},
+        {"type": "assistant", "timestamp": "2026-01-02T00:00:00Z"},
+        {"type": "summary", "summary": "Sum", "leafUuid": "x"},
+        {"type": "file-history-snapshot", "snapshot": {"timestamp": "2030-01-01T00:00:00Z"}},
+        tail=b'{"type":"assistant","timestamp":"2031-01-01T0',  # torn
+    )
+    meta = read_metadata(path)
+    assert meta.first_timestamp == datetime(2026, 1, 1, tzinfo=UTC)
+    assert meta.last_timestamp == datetime(2026, 1, 2, tzinfo=UTC)
+    assert meta.cwd == "/a" and meta.session_id == "s"
+    assert meta.title == "Sum"
+
+
+def test_title_quoted_in_tool_output_is_not_a_title(tmp_path: Path) -> None:
+    quoted = json.dumps({"type": "custom-title", "customTitle": "fake"})
+    path = write_lines(
+        tmp_path / "s.jsonl",
+        {"type": "user", "message": {"role": "user", "content": quoted}},
+        {"type": "user", "toolUseResult": {"type": "custom-title", "customTitle": "nested"}},
+        {"type": "custom-title", "customTitle": "first"},
+        {"type": "custom-title", "customTitle": ""},  # empty: does not clear the name
+        {"type": "custom-title", "customTitle": "second"},
+        {"type": "tag", "tag": "a"},
+        {"type": "tag", "tag": "b"},
+        {"type": "tag", "tag": "a"},
+        {"type": "ai-title", "aiTitle": "generated"},
+    )
+    meta = read_metadata(path)
+    assert meta.custom_title == "second"
+    assert meta.title == "second"
+    assert meta.tags == ("a", "b")
+    assert meta.ai_title == "generated"
+
+
+def test_metadata_with_a_huge_line(tmp_path: Path) -> None:
+    big = "x" * (8 * 1024 * 1024)
+    path = write_lines(
+        tmp_path / "s.jsonl",
+        {"type": "user", "timestamp": "2026-01-01T00:00:00Z", "cwd": "/a"},
+        {"type": "user", "timestamp": "2026-01-03T00:00:00Z", "message": {"content": big}},
+        {"type": "custom-title", "customTitle": "late"},
+    )
+    meta = read_metadata(path)
+    assert meta.last_timestamp == datetime(2026, 1, 3, tzinfo=UTC)
+    assert meta.custom_title == "late"
+
+
+def test_find_session_by_id_prefix_and_title(config: Path) -> None:
+    first, second, *_ = ids()
+    assert find_session(config, first).id == first
+    assert find_session(config, first[:8]).id == first
+    assert find_session(config, "checkout-500").id == first
+    assert find_session(config, "CHECKOUT-500").id == first
+    assert find_session(config, "Rotate deploy key").id == second
+    found = discover(config)
+    assert find_session(config, "checkout-500", discovery=found).id == first
+    with pytest.raises(UsageError, match="no session matches"):
+        find_session(config, "nothing-like-this")
+    with pytest.raises(UsageError):
+        find_session(config, "  ")
+    with pytest.raises(UsageError):
+        find_session(config, first[:3])  # too short to be a prefix
+
+
+def test_find_session_ambiguous(tmp_path: Path) -> None:
+    for name in ("aaaa1111", "aaaa2222"):
+        project = tmp_path / "projects" / f"-{name}"
+        project.mkdir(parents=True)
+        write_lines(project / f"{name}.jsonl", {"type": "custom-title", "customTitle": "same"})
+    with pytest.raises(UsageError) as prefix:
+        find_session(tmp_path, "aaaa")
+    assert prefix.value.hint is not None and "aaaa1111" in prefix.value.hint
+    with pytest.raises(UsageError, match="2 sessions match title"):
+        find_session(tmp_path, "same")
+
+
+def test_repr_does_not_show_titles(config: Path) -> None:
+    for session in discover(config).sessions:
+        if session.title:
+            assert session.title not in repr(session)
+
+
+def test_unreadable_transcript_even_as_root(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = tmp_path / "projects" / "-p"
+    project.mkdir(parents=True)
+    path = write_lines(project / "s.jsonl", {"type": "user"})
+
+    def refuse(target: Path) -> None:
+        raise PermissionError(13, "Permission denied", str(target))
+
+    monkeypatch.setattr("scrubber.transcript.sessions.read_metadata", refuse)
+    found = discover(tmp_path)
+    (session,) = found.sessions
+    assert not session.readable and session.size == path.stat().st_size
+    (problem,) = found.problems
+    assert problem.path == path and "Permission denied" in problem.reason
