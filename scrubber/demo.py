@@ -1165,10 +1165,14 @@ def write_large_transcript(path: Path, target_bytes: int, seed: int = 0) -> Larg
     line_count = 0
     next_secret = rng.randint(150, 250)
 
+    # Kinds take turns (from a seeded start) so that even a small file holds several.
+    rotation = ["dotenv", "printenv", "connection", "aws-write", "pem", "anthropic", "stripe"]
+    turn = rng.randrange(len(rotation))
+
     def secret_turn() -> tuple[str, str]:
-        kind = rng.choice(
-            ("dotenv", "printenv", "connection", "aws-write", "pem", "anthropic", "stripe")
-        )
+        nonlocal turn
+        kind = rotation[turn % len(rotation)]
+        turn += 1
         if kind == "dotenv":
             value = fake_password(rng)
             s.read(f"{cwd}/services/api/.env", f"APP_ENV=staging\nDB_PASSWORD={value}\nDEBUG=0")
