@@ -1,0 +1,154 @@
+"""Passwords and tokens given on a command line: `mysql -p'…'`, `--password=…`, `--token …`,
+`curl -u user:pass`, `sshpass -p …`, `redis-cli -a …`, `docker login -p …`, `sqlcmd -P …`,
+`ldapsearch -w …`, `openssl … -passin pass:…`, `keytool -storepass …`, `echo … | sudo -S`.
+
+Short flags mean a password only for the tools that define them so (`-p` is a port for ssh and
+psql, a parent flag for mkdir): each tool's manual is the reference. Long flags are matched for
+any command. Only the value is the secret; `--password-stdin`, `--token-file` and references
+(`$PASS`, `"$(cat token)"`) are not.
+"""
+
+from __future__ import annotations
+
+import re
+
+from scrubber.detection.rules.base import PatternRule
+from scrubber.detection.rules.values import is_trivial
+
+# The rest of one shell command: no newline (unless escaped), no `|`, `;` or `&&`.
+_SAME_COMMAND = r"(?:[^\n|;&]|&(?!&)|\\\r?\n){0,600}?"
+_VALUE = r"""(['"]?)(?P<secret>[^\s'"]{1,512})\1(?=[\s;&|)]|$)"""
+
+
+def _not_a_password(value: str) -> bool:
+    # `--password -u x`: the next flag, not a value.
+    flag = re.fullmatch(r"-[A-Za-z]|--[A-Za-z][\w-]*", value) is not None
+    return is_trivial(value) or flag or "=" in value.rstrip("=")
+
+
+def _tool_flag(
+    name: str, tools: str, flag: str, anchors: tuple[str, ...], reference: str
+) -> PatternRule:
+    return PatternRule(
+        name=name,
+        kind="cli-password",
+        pattern=r"(?<![\w/.-])(?:" + tools + r")(?![\w-])" + _SAME_COMMAND + r"\s" + flag + _VALUE,
+        anchors=anchors,
+        reference=reference,
+        reject=_not_a_password,
+    )
+
+
+MYSQL_PASSWORD = _tool_flag(
+    "mysql-password-flag",
+    r"mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mysqlcheck|mysqlpump|mariadb(?:-dump)?",
+    r"-p",  # attached only: `-p secret` makes mysql prompt and read `secret` as a database name
+    ("mysql", "mariadb"),
+    "dev.mysql.com/doc/refman/8.0/en/connection-options.html (--password, -p)",
+)
+SSHPASS_PASSWORD = _tool_flag(
+    "sshpass-password-flag", r"sshpass", r"-p\s*", ("sshpass",), "sshpass(1) -p password"
+)
+REDIS_CLI_PASSWORD = _tool_flag(
+    "redis-cli-password-flag",
+    r"redis-cli|valkey-cli",
+    r"(?:-a|--pass)\s+",
+    ("redis-cli", "valkey-cli"),
+    "redis.io/docs/latest/develop/tools/cli (-a password)",
+)
+REGISTRY_LOGIN_PASSWORD = _tool_flag(
+    "registry-login-password-flag",
+    r"(?:docker|podman|buildah|skopeo|nerdctl|oras|crane|helm\s+registry|az)\s+login",
+    r"-p\s+",
+    ("login",),
+    "docs.docker.com/reference/cli/docker/login (-p, --password); az login (-p)",
+)
+MONGO_PASSWORD = _tool_flag(
+    "mongo-password-flag",
+    r"mongo|mongosh|mongodump|mongorestore|mongoexport|mongoimport",
+    r"-p\s+",
+    ("mongo",),
+    "mongodb.com/docs/mongodb-shell/reference/options (-p, --password)",
+)
+SQLCMD_PASSWORD = _tool_flag(
+    "sqlcmd-password-flag",
+    r"sqlcmd|bcp|osql|isql",
+    r"-P\s*",
+    ("sqlcmd", "bcp", "osql", "isql"),
+    "learn.microsoft.com sqlcmd utility (-P password)",
+)
+LDAP_PASSWORD = _tool_flag(
+    "ldap-password-flag",
+    r"ldap(?:search|add|modify|delete|passwd|whoami|compare|modrdn)",
+    r"-w\s+",
+    ("ldap",),
+    "ldapsearch(1) -w passwd",
+)
+
+_LONG_FLAGS = (
+    "password", "passwd", "pass", "db-password", "admin-password", "master-password",
+    "registry-password", "http-password", "ftp-password", "proxy-password", "client-secret",
+    "secret-key", "secret-access-key", "token", "auth-token", "access-token", "api-key",
+    "apikey", "api-token", "passphrase", "storepass", "keypass",
+)  # fmt: skip
+
+LONG_FLAG_SECRET = PatternRule(
+    name="cli-long-flag-secret",
+    kind="cli-password",
+    pattern=r"(?<![\w-])--(?:"
+    + "|".join(sorted(_LONG_FLAGS, key=len, reverse=True))
+    + r")(?:=|\s+)"
+    + _VALUE,
+    flags=re.IGNORECASE,
+    anchors=tuple("--" + f for f in _LONG_FLAGS),
+    reference="GNU long-option convention; e.g. mysql --password, wget --http-password, "
+    "huggingface-cli login --token, oc login --token",
+    reject=_not_a_password,
+)
+
+# keytool -storepass/-keypass, openssl -passin/-passout pass:…, -pass pass:…
+SINGLE_DASH_SECRET = PatternRule(
+    name="cli-single-dash-secret",
+    kind="cli-password",
+    pattern=r"(?<![\w-])-(?:(?:src|dest|new)?storepass|(?:new)?keypass|"
+    r"pass(?:in|out)?\s+(?:pass|env|file):?(?=pass:)pass:|pass(?:in|out)?\s+pass:)\s*" + _VALUE,
+    anchors=("storepass", "keypass", "pass:"),
+    reference="keytool(1) -storepass/-keypass; openssl-passphrase-options(1) pass:password",
+    reject=_not_a_password,
+)
+
+CURL_USER_PASSWORD = PatternRule(
+    name="curl-user-password",
+    kind="cli-password",
+    pattern=r"(?<![\w/.-])(?:curl|wget|http|xh)(?![\w-])"
+    + _SAME_COMMAND
+    + r"\s(?:-u|--user|-U|--proxy-user)(?:=|\s*)\\?['\"]?[^\s:'\"\\]{0,256}\\?['\"]?:"
+    r"\\?['\"]?(?P<secret>[^\s'\"\\]{1,512})\\?['\"]?(?=[\s;&|)\\]|$)",
+    anchors=("curl", "wget", "http", "xh"),
+    reference="curl.se/docs/manpage.html#-u (-u user:password); gitleaks rule curl-auth-user",
+    reject=_not_a_password,
+)
+
+SUDO_STDIN_PASSWORD = PatternRule(
+    name="sudo-stdin-password",
+    kind="cli-password",
+    pattern=r"(?<![\w-])echo\s+(?:-e\s+|-n\s+)?(['\"]?)(?P<secret>[^\s'\"|]{1,256})\1\s*\|\s*"
+    r"sudo\s+(?:-\w+\s+)*-S",
+    anchors=("sudo",),
+    reference="sudo(8) -S (read the password from standard input)",
+    reject=_not_a_password,
+)
+
+RULES = (
+    MYSQL_PASSWORD,
+    SSHPASS_PASSWORD,
+    REDIS_CLI_PASSWORD,
+    REGISTRY_LOGIN_PASSWORD,
+    MONGO_PASSWORD,
+    SQLCMD_PASSWORD,
+    LDAP_PASSWORD,
+    LONG_FLAG_SECRET,
+    SINGLE_DASH_SECRET,
+    CURL_USER_PASSWORD,
+    SUDO_STDIN_PASSWORD,
+)

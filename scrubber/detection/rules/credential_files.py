@@ -1,0 +1,163 @@
+"""Secrets in well-known credential files, recognised by the file's own syntax.
+
+- `.netrc`: `machine … login … password …` tokens (GNU inetutils, "The .netrc file").
+- `.pgpass`: `hostname:port:database:username:password` lines (PostgreSQL libpq "The Password
+  File").
+- Docker `config.json`: `auths.<registry>.auth` is base64 of `user:password`; `identitytoken`
+  and `registrytoken` are bearer credentials (docs.docker.com "docker login", credential stores).
+- `.npmrc`: `//registry/:_authToken=…`, `_auth=…` (base64 user:password), `_password=…`
+  (docs.npmjs.com "npmrc", auth-related configuration).
+
+AWS `credentials` keys are in aws.py, kubeconfig `client-key-data` in private_key.py, and
+`token:`/`password:` lines of kubeconfig, `.pypirc`, `.my.cnf` and `.s3cfg` in dotenv.py; URLs of
+`.git-credentials` in connection_string.py.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from scrubber.detection.detector import ScanContext, SourceKind
+from scrubber.detection.finding import Hit
+from scrubber.detection.rules.base import PatternRule
+from scrubber.detection.rules.values import is_trivial, looks_token_like
+
+# A value token: no whitespace, and stops before a JSON escape (`\n`, `\"`) when the text is a
+# raw, escaped line.
+_VALUE = r"(?:[^\s\\]|\\(?![nrt\"]))+"
+# Between netrc tokens: whitespace, JSON newline escapes, Read-tool line-number prefixes.
+_GAP = r"(?:\s|\\[nrt]|(?<=\s)\d{1,7}(?:→|\t))+"
+
+
+def _reject_value(value: str) -> bool:
+    return is_trivial(value)
+
+
+NETRC_PASSWORD = PatternRule(
+    name="netrc-password",
+    kind="netrc-password",
+    pattern=r"(?:(?<![\w-])|(?<=\\[nrt]))(?:machine" + _GAP + _VALUE + r"|default)"
+    r"(?:"
+    + _GAP
+    + r"(?:login|account|port)"
+    + _GAP
+    + _VALUE
+    + r"){0,4}"
+    + _GAP
+    + r"password"
+    + _GAP
+    + r"(?P<secret>"
+    + _VALUE
+    + r")",
+    anchors=("password",),
+    reference="GNU inetutils manual, 'The .netrc file'; curl --netrc",
+    reject=_reject_value,
+)
+
+# A grep hit in a netrc file (`~/.netrc:3:  password …`) has lost its `machine` line.
+NETRC_GREP_PASSWORD = PatternRule(
+    name="netrc-grep-password",
+    kind="netrc-password",
+    pattern=r"netrc[:-]\d{1,7}[:-]\s*(?:(?:machine|login|account)\s+\S+\s+)*password\s+"
+    r"(?P<secret>" + _VALUE + r")",
+    anchors=("netrc",),
+    reference="GNU inetutils manual, 'The .netrc file'; grep -n output format",
+    reject=_reject_value,
+)
+
+_NETRC_CONTEXT_PATTERN = re.compile(r"(?<![\w-])password" + _GAP + r"(?P<secret>" + _VALUE + r")")
+
+
+@dataclass(frozen=True, slots=True)
+class NetrcContextRule:
+    """In a file known to be a netrc, every `password X` pair, with or without `machine`."""
+
+    name: str = "netrc-context-password"
+    kind: str = "netrc-password"
+    anchors: tuple[str, ...] = ()
+    context_only: bool = True
+    reference: str = "GNU inetutils manual, 'The .netrc file'"
+
+    def find(self, text: str, context: ScanContext) -> Iterator[Hit]:
+        if context.source is not SourceKind.CREDENTIAL_FILE:
+            return
+        if "netrc" not in (context.file_name or "").lower():
+            return
+        for match in _NETRC_CONTEXT_PATTERN.finditer(text):
+            if not is_trivial(match.group("secret")):
+                yield Hit(match.start("secret"), match.end("secret"), self.kind, self.name)
+
+
+NETRC_CONTEXT_PASSWORD = NetrcContextRule()
+
+PGPASS_PASSWORD = PatternRule(
+    name="pgpass-password",
+    kind="pgpass-password",
+    # A line start: a real one, a JSON `\n`, a Read-tool prefix, or a grep `file:N:` prefix.
+    pattern=r"(?:^|\\n|→|(?<=\d)\t|pgpass[:-]\d{1,7}[:-])[ \t]*"
+    r"(?:\*|[A-Za-z0-9_.\[\]-]*[A-Za-z.\[][A-Za-z0-9_.\[\]-]*):(?:\d{1,5}|\*):"
+    r"[^:\s\\]{1,128}:[^:\s\\]{1,128}:(?P<secret>" + _VALUE + r")(?=[ \t]*(?:\r?\n|\\[rn]|$))",
+    flags=re.MULTILINE,
+    anchors=(":",),
+    reference="postgresql.org/docs/current/libpq-pgpass.html",
+    reject=_reject_value,
+)
+
+
+def _not_docker_auth(value: str) -> bool:
+    try:
+        decoded = base64.b64decode(value + "=" * (-len(value) % 4), validate=True)
+    except (binascii.Error, ValueError):
+        return True
+    return b":" not in decoded
+
+
+DOCKER_CONFIG_AUTH = PatternRule(
+    name="docker-config-auth",
+    kind="docker-registry-auth",
+    pattern=r'(?<![\w-])\\?"auth\\?"\s*:\s*\\?"(?P<secret>[A-Za-z0-9+/]{6,8192}={0,2})\\?"',
+    anchors=("auth",),
+    reference="docs.docker.com/reference/cli/docker/login (config.json auths.*.auth is "
+    "base64 user:password)",
+    reject=_not_docker_auth,
+)
+
+
+def _not_a_token(value: str) -> bool:
+    return is_trivial(value) or not looks_token_like(value, min_length=12)
+
+
+DOCKER_CONFIG_TOKEN = PatternRule(
+    name="docker-config-token",
+    kind="docker-registry-auth",
+    pattern=r'\\?"(?:identitytoken|registrytoken)\\?"\s*:\s*\\?"(?P<secret>[^"\\\s]{12,8192})\\?"',
+    flags=re.IGNORECASE,
+    anchors=("identitytoken", "registrytoken"),
+    reference="docs.docker.com/reference/cli/docker/login (identitytoken)",
+    reject=_not_a_token,
+)
+
+NPMRC_AUTH = PatternRule(
+    name="npmrc-auth",
+    kind="npmrc-auth",
+    pattern=r"(?<![\w-])_(?:authToken|auth|password)[ \t]{0,4}=[ \t]{0,4}[\"']?(?P<secret>"
+    + r"(?:[^\s\\\"']|\\(?![nrt\"]))+"
+    + r")",
+    anchors=("_auth", "_password"),
+    reference="docs.npmjs.com/cli/v10/configuring-npm/npmrc (auth-related configuration)",
+    reject=_reject_value,
+)
+
+RULES = (
+    NETRC_PASSWORD,
+    NETRC_GREP_PASSWORD,
+    NETRC_CONTEXT_PASSWORD,
+    PGPASS_PASSWORD,
+    DOCKER_CONFIG_AUTH,
+    DOCKER_CONFIG_TOKEN,
+    NPMRC_AUTH,
+)

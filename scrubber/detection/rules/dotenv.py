@@ -1,0 +1,363 @@
+"""Values assigned to credential-like names: `DB_PASSWORD=hunter2`, `export API_KEY="…"`,
+`"client_secret": "…"`, YAML `password: …`, `token = '…'`, `<password>…</password>`,
+`define('DB_PASSWORD', '…')`.
+
+The name decides that a value is a secret, so a weak password counts (`DB_PASSWORD=hunter2`).
+The hard part is precision on what Claude Code reads and runs every day: source code
+(`token = get_token()`, `password: str`, `password=password`), model usage counters
+(`max_tokens: 1024`, `"output_tokens": 57`), UI strings (`"password": "Enter your password"`),
+references (`${DB_PASSWORD}`, `{{ secrets.TOKEN }}`) and keys that name something else
+(`primary_key`, `public_key`, `token_type`, `secret_name`). Names are split into words
+(snake, kebab, dotted, camelCase) and judged by those words; values are judged by their quoting
+and shape. Where the scanner knows the text is a credential source (a `.env` read, an env
+dump), any non-trivial value under such a name is taken.
+
+Formats: dotenv (github.com/motdotla/dotenv "Rules"), POSIX shell assignment, YAML 1.2 block
+mappings, TOML, INI, JSON, Python/JS/Go/PHP assignments. Rule of thumb shared with detect-secrets
+KeywordDetector and gitleaks generic-api-key, written independently.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from enum import Enum
+
+from scrubber.detection.detector import ScanContext
+from scrubber.detection.finding import Hit
+from scrubber.detection.rules.values import (
+    has_char_classes,
+    is_filler,
+    is_pure_identifier,
+    is_trivial,
+    looks_like_code,
+    looks_like_locator,
+    looks_token_like,
+    name_words,
+)
+
+KIND = "dotenv-value"
+
+
+class Strength(Enum):
+    """How much the name alone says: a password-like name takes any value that is not obviously
+    something else; a token- or key-like name needs a value shaped like a credential."""
+
+    STRONG = "strong"
+    MEDIUM = "medium"
+    KEY = "key"  # `*_KEY`: also names cache keys, sort keys, primary keys…
+
+
+_STRONG_WORDS = frozenset(
+    {"password", "passwd", "pwd", "passphrase", "secret", "credential", "credentials", "creds"}
+)
+# Upper-case names run words together (`PGPASSWORD`, `AUTH_CLIENTSECRET`, `APIKEY`).
+_STRONG_SUFFIXES = ("password", "passwd", "passphrase", "secret", "credential", "credentials")
+_MEDIUM_SUFFIXES = ("token", "apikey", "secretkey", "accesskey")
+_STRONG_LAST_WORDS = frozenset({"pass", "pw"})  # `DB_PASS`, `SMTP_PW`; not `pass_through`
+_MEDIUM_WORDS = frozenset({"token", "apikey", "auth", "accesstoken", "authtoken", "secretkey"})
+_MEDIUM_PAIRS = frozenset({("api", "key"), ("access", "key"), ("private", "key")})
+_MEDIUM_LAST_WORDS = frozenset({"pat"})  # `GITHUB_PAT`
+# The last word says the value is about the secret, not the secret: `password_hash`,
+# `token_type`, `secret_name`, `auth_url`, `api_key_id`.
+_NOT_SECRET_LAST_WORDS = frozenset(
+    {
+        "name", "names", "id", "ids", "arn", "ref", "refs", "path", "paths", "file", "files",
+        "dir", "url", "uri", "urls", "endpoint", "type", "types", "kind", "length", "len",
+        "count", "size", "version", "prefix", "suffix", "field", "fields", "env", "var", "vars",
+        "header", "param", "params", "policy", "store", "manager", "provider", "mode",
+        "enabled", "enable", "disabled", "required", "ttl", "expiry", "expires", "expiration",
+        "expired", "timeout", "hash", "hashed", "digest", "method", "methods", "scheme",
+        "strategy", "backend", "plugin", "flow", "domain", "server", "host", "hostname", "port",
+        "user", "username", "email", "scope", "scopes", "audience", "issuer", "realm",
+        "callback", "redirect", "config", "configuration", "options", "settings", "service",
+        "handler", "module", "class", "index", "rule", "rules", "label", "description", "hint",
+        "placeholder", "help", "title", "text", "message", "msg", "error", "errors", "prompt",
+        "input", "button", "form", "validation", "regex", "pattern", "format", "min", "max",
+        "limit", "limits", "budget", "usage", "used", "estimate", "rotation", "location",
+        "region", "bucket", "table", "column", "source", "template", "generator", "validator",
+        "reset", "forgot", "confirm", "changed", "strength", "visible", "visibility", "toggle",
+        "show", "hide", "reveal", "icon", "page", "screen", "view", "route", "link", "query",
+        "schema", "model", "request", "response", "status", "state", "result", "info",
+        "metadata", "num", "number", "total", "cost", "price", "tokens", "fingerprint",
+        "algorithm", "alg", "algo", "encoding", "provided", "present", "exists",
+        "set", "missing", "invalid", "valid", "check", "checks", "lifetime", "age",
+        "storage", "cache", "helper", "helpers", "util", "utils", "key_id", "keyid", "bits",
+        "rounds", "salt", "iterations", "selector", "file_path", "filepath",
+        "mount", "volume", "annotation", "sha", "checksum", "public",
+        "pub", "cert", "certificate", "labels", "level", "command", "cmd", "script",
+    }
+)  # fmt: skip
+# Words before a final `key` that make it a key of a map, a table or a keyboard, not a secret.
+_KEY_NOT_SECRET = frozenset(
+    {
+        "public", "pub", "primary", "foreign", "sort", "partition", "range", "hash", "cache",
+        "redis", "object", "s3", "idempotency", "dedup", "dedupe", "lock", "map", "dict",
+        "unique", "composite", "lookup", "row", "group", "routing", "message", "i18n",
+        "translation", "label", "shortcut", "hot", "keyboard", "sequence", "tracking", "index",
+        "search", "cursor", "next", "page", "continuation", "product", "react", "list", "item",
+        "entry", "column", "field", "sign", "storage", "bucket", "file", "path", "cert",
+        "ssh", "gpg", "pgp", "host", "known", "ca", "root", "order", "query",
+        "config", "setting", "settings", "state", "store", "registry", "metric", "event",
+        "tag", "attribute", "attr", "property", "prop", "meta", "menu", "nav", "tab", "route",
+        "request", "response", "session_cache", "dataset", "model", "schema", "type",
+        "enum", "locale", "lang", "language", "component", "element", "node", "child", "parent",
+    }
+)  # fmt: skip
+
+# Where to look: any of these (case-insensitively) inside a name.
+_KEYWORD = re.compile(r"pass|pwd|secret|token|key|auth|cred|_pw|_pat", re.IGNORECASE)
+_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
+_MAX_NAME = 80
+_NAME_TAIL = re.compile(r"[A-Za-z0-9_.-]{0,80}")
+# After the name: a closing quote or subscript (`"api_key":`, `ENV["TOKEN"] =`), an optional
+# type annotation (`PASSWORD: str = …`, `token?: string =`), the operator, then spaces.
+_SEPARATOR = re.compile(
+    r"""(?P<close>\\?["'`])?\]?\??
+    (?:[ \t]{0,4}:[ \t]{0,4}[A-Za-z_][\w.]{0,30}(?:\[[^\]\n]{0,40}\])?[ \t]{0,4}(?==[^=]))?
+    (?P<before>[ \t]{0,8})
+    (?P<op>:::=|::=|:=|\?=|\+=|=>|=(?![=~])|:(?![:/\\]))
+    (?P<after>[ \t]*)""",
+    re.VERBOSE,
+)
+# `define('DB_PASSWORD', '…')`, `setenv("TOKEN", "…")`, `config.set('auth', 'token', '…')`.
+_CALL_SEPARATOR = re.compile(r"""(?P<close>\\?["'])[ \t]{0,4},[ \t]{0,4}(?P<after>)""")
+_MAX_GAP = 16  # a masked placeholder leaves 21+ spaces behind a label: never bridge that
+_UNQUOTED = re.compile(r"""(?:[^\s"'`\\;,<>]|\\(?![nrt"'\\/]))+""")
+_MAX_VALUE = 4096
+# YAML tags that make a value something else (`!Ref`, `!vault |`, `!!binary`); a password
+# that merely starts with `!` is kept.
+_YAML_TAG = re.compile(
+    r"^(?:!!|!(?:Ref|Sub|GetAtt|Join|If|Equals|Not|And|Or|FindInMap|Select|Split|ImportValue|"
+    r"GetAZs|Base64|Cidr|Condition|Transform|vault|include|env|secret|reference|expr|unsafe|"
+    r"ruby|python|binary|tag)\b)"
+)
+# Public keys and publishable tokens; anti-CSRF tokens (per-session form nonces, not credentials).
+_NOT_SECRET_WORDS = frozenset({"public", "publishable", "pub", "csrf", "xsrf"})
+_CLOSERS = {")": "(", "]": "[", "}": "{"}
+
+
+def classify_name(name: str) -> Strength | None:
+    """How strongly a name says that its value is a secret; None when it does not."""
+    words = name_words(name)
+    if not words or words[-1] in _NOT_SECRET_LAST_WORDS:
+        return None
+    if any(w in _NOT_SECRET_WORDS for w in words):
+        return None
+    if len(words) >= 2 and "_".join(words[-2:]) in _NOT_SECRET_LAST_WORDS:
+        return None
+    if any(w in _STRONG_WORDS or w.endswith(_STRONG_SUFFIXES) for w in words):
+        return Strength.STRONG
+    if words[-1] in _STRONG_LAST_WORDS:
+        return Strength.STRONG
+    if any(w in _MEDIUM_WORDS or w.endswith(_MEDIUM_SUFFIXES) for w in words):
+        return Strength.MEDIUM
+    if words[-1] in _MEDIUM_LAST_WORDS:
+        return Strength.MEDIUM
+    if any(pair in _MEDIUM_PAIRS for pair in itertools.pairwise(words)):
+        return Strength.MEDIUM
+    if words[-1] == "key" and len(words) >= 2 and words[-2] not in _KEY_NOT_SECRET:
+        return Strength.KEY
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class AssignedValue:
+    """Where a value sits after its name and operator, and how it was written."""
+
+    start: int
+    end: int
+    quoted: bool
+    op: str
+    spaced: bool  # spaces around the operator: `name = value` (code, INI), not `NAME=value`
+
+
+def _closing_quote(text: str, start: int, quote: str) -> int:
+    """Index of the quote that closes a string opened just before `start`; -1 if none on the
+    same line (within `_MAX_VALUE`)."""
+    limit = min(len(text), start + _MAX_VALUE)
+    i = start
+    while i < limit:
+        c = text[i]
+        if c == "\n":
+            return -1
+        if text.startswith(quote, i):
+            return i
+        if c == "\\":
+            if quote.startswith("\\"):
+                if text.startswith("\\n", i):
+                    return -1
+            else:
+                i += 1  # an escaped character inside the string
+        i += 1
+    return -1
+
+
+def _trim_unquoted(text: str, start: int, end: int) -> int:
+    """Drop closing brackets that belong to the surrounding code, not to the value."""
+    while end > start and text[end - 1] in _CLOSERS:
+        closer = text[end - 1]
+        value = text[start:end]
+        if value.count(_CLOSERS[closer]) >= value.count(closer):
+            break
+        end -= 1
+    return end
+
+
+def read_value(text: str, pos: int, op: str, spaced: bool) -> AssignedValue | None:
+    """The value that starts at `pos` (just after the operator and its spaces)."""
+    if pos >= len(text):
+        return None
+    # String prefixes: f"…", b'…', r"…", u"…", $"…", @"…".
+    if text[pos] in "fFbBrRuU$@" and pos + 1 < len(text) and text[pos + 1] in "\"'":
+        pos += 1
+    for quote in ('\\"', "\\'", '"', "'", "`"):
+        if text.startswith(quote, pos):
+            start = pos + len(quote)
+            close = _closing_quote(text, start, quote)
+            if close < 0:
+                return None
+            return AssignedValue(start, close, True, op, spaced)
+    match = _UNQUOTED.match(text, pos)
+    if match is None or match.end() - pos > _MAX_VALUE:
+        return None
+    end = _trim_unquoted(text, pos, match.end())
+    return AssignedValue(pos, end, False, op, spaced) if end > pos else None
+
+
+def _looks_like_sentence(value: str) -> bool:
+    return " " in value.strip()
+
+
+def accept_value(
+    value: str, strength: Strength, name: str, found: AssignedValue, context: ScanContext
+) -> bool:
+    """Whether `value`, assigned to a credential-like `name`, is a secret."""
+    if len(value) > _MAX_VALUE or is_trivial(value) or "\n" in value:
+        return False
+    if strength is not Strength.STRONG and is_filler(value):
+        return False
+    lowered = value.lower()
+    if lowered == name.lower() or lowered in name_words(name):
+        return False  # `password=password`, `"token": "token"`
+    if _YAML_TAG.match(value) or looks_like_locator(value):
+        return False
+    if not found.quoted and (looks_like_code(value) or value[0] in "([{<"):
+        return False
+    if _looks_like_sentence(value):
+        return context.sensitive and found.quoted and strength is Strength.STRONG
+    if context.sensitive:
+        return True
+    if strength is Strength.KEY:
+        return (
+            len(value) >= 16
+            and re.fullmatch(r"[A-Za-z0-9+/=_.~-]+", value) is not None
+            and looks_token_like(value, min_length=16)
+        )
+    if strength is Strength.MEDIUM:
+        return looks_token_like(value, min_length=8)
+    # STRONG: a password may be a plain word, but an unquoted plain word in code is a variable.
+    if found.quoted:
+        return len(value) >= 3
+    if is_pure_identifier(value):
+        if found.spaced or ("_" in value) or has_char_classes(value, 2):
+            return False  # `password = db_pass`, `password: hashedPassword`
+        return not name.islower() or found.op == ":"
+    return True
+
+
+@dataclass(frozen=True, slots=True)
+class SensitiveAssignmentRule:
+    """Values assigned to names that say they hold a secret."""
+
+    name: str = "sensitive-assignment"
+    kind: str = KIND
+    anchors: tuple[str, ...] = (
+        "pass",
+        "pwd",
+        "secret",
+        "token",
+        "key",
+        "auth",
+        "cred",
+        "_pw",
+        "_pat",
+    )
+    context_only: bool = False
+    reference: str = (
+        "dotenv 'Rules' (github.com/motdotla/dotenv); YAML 1.2 §8.2 block mappings; detect-secrets "
+        "KeywordDetector and gitleaks generic-api-key (same idea, own rules)"
+    )
+
+    def find(self, text: str, context: ScanContext) -> Iterator[Hit]:
+        resume = 0
+        for keyword in _KEYWORD.finditer(text):
+            if keyword.start() < resume:
+                continue
+            start = keyword.start()
+            floor = max(0, start - _MAX_NAME)
+            while start > floor and text[start - 1] in _NAME_CHARS:
+                start -= 1
+            if start > 0 and text[start - 1] in _NAME_CHARS:
+                continue  # a run too long to be a name (base64, a hash)
+            tail = _NAME_TAIL.match(text, keyword.end())
+            end = tail.end() if tail else keyword.end()
+            resume = end
+            while start < end and text[start] in "-.":
+                start += 1  # `--password`, `.token`
+            hit = self._assignment(text, start, end, context)
+            if hit is not None:
+                resume = max(resume, hit.end)
+                yield hit
+
+    def _assignment(self, text: str, start: int, end: int, context: ScanContext) -> Hit | None:
+        name = text[start:end].rstrip(".-")
+        if not name or len(name) > _MAX_NAME:
+            return None
+        before = text[start - 1] if start > 0 else "\n"
+        if before in "?&":
+            return None  # a URL query parameter: connection_string.py's rule
+        strength = classify_name(name)
+        if strength is None:
+            return None
+        found = self._value(text, start, start + len(name), before)
+        if found is None:
+            return None
+        value = text[found.start : found.end]
+        if not accept_value(value, strength, name, found, context):
+            return None
+        return Hit(found.start, found.end, self.kind, self.name)
+
+    @staticmethod
+    def _value(text: str, start: int, end: int, before: str) -> AssignedValue | None:
+        if before == "<" and text.startswith(">", end):
+            close = text.find("</", end + 1, end + 1 + _MAX_VALUE)
+            if close <= end + 1:
+                return None
+            return AssignedValue(end + 1, close, True, ">", False)
+        sep = _SEPARATOR.match(text, end)
+        if sep is None and before in "\"'":
+            call = _CALL_SEPARATOR.match(text, end)
+            # The opening quote may be JSON-escaped (`(\"DB_PASSWORD\", …`).
+            opener = start - 3 if text[start - 2 : start - 1] == "\\" else start - 2
+            if call is None or opener < 0 or text[opener] not in "( ":
+                return None
+            return read_value(text, call.end(), ",", True)
+        if sep is None:
+            return None
+        op = sep.group("op")
+        after = sep.group("after")
+        quoted_name = sep.group("close") is not None
+        if len(after) > _MAX_GAP:
+            return None
+        if op == ":" and not quoted_name and not after:
+            return None  # YAML needs a space after the colon; `a:b` is something else
+        spaced = bool(sep.group("before")) or (bool(after) and op != ":")
+        return read_value(text, sep.end(), op, spaced)
+
+
+SENSITIVE_ASSIGNMENT = SensitiveAssignmentRule()
+
+RULES = (SENSITIVE_ASSIGNMENT,)

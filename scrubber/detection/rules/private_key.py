@@ -1,0 +1,172 @@
+"""Private keys: PEM blocks (`-----BEGIN … PRIVATE KEY-----`, RFC 7468), OpenSSH and PGP
+private key blocks, PuTTY `.ppk` files, and PEM keys that were base64-encoded once more
+(kubeconfig `client-key-data`, Kubernetes secrets).
+
+A key reaches a transcript in many shapes: as a file read by Claude (each line behind a
+line-number prefix, `     2→MIIE…` or `2\tMIIE…`), inside a JSON string where newlines are the
+two characters `\\n` (a GCP service-account key, or a torn last line scanned raw), with its END
+line cut off. The secret is the body between the armour lines: the BEGIN and END lines stay, so
+a reader still sees that a key was there. A block whose body does not look like base64 (code
+that mentions the armour, a `<your key here>` placeholder) is not reported.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from scrubber.detection.detector import ScanContext
+from scrubber.detection.finding import Hit
+from scrubber.detection.rules.base import PatternRule
+from scrubber.detection.rules.values import WORD_START
+
+KIND = "private-key"
+_REFERENCE = (
+    "RFC 7468 (textual encodings: PRIVATE KEY, ENCRYPTED PRIVATE KEY), RFC 1421 (RSA/EC "
+    "PRIVATE KEY with Proc-Type/DEK-Info headers), OpenSSH PROTOCOL.key, RFC 4880 §6.2 (PGP "
+    "PRIVATE KEY BLOCK); gitleaks rule private-key; detect-secrets PrivateKeyDetector"
+)
+
+# `-----BEGIN RSA PRIVATE KEY-----`, `-----BEGIN OPENSSH PRIVATE KEY-----`, `-----BEGIN PGP
+# PRIVATE KEY BLOCK-----`, and the four-dash SSH2 variant `---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----`.
+_LABEL = r"(?:[A-Z0-9]{1,12} ){0,3}PRIVATE KEY(?: BLOCK)?"
+_BEGIN = re.compile(r"-{4,5} ?BEGIN " + _LABEL + r" ?-{4,5}")
+_END = re.compile(r"-{4,5} ?END " + _LABEL + r" ?-{4,5}")
+_MAX_BODY = 64_000  # a 16384-bit RSA key is about 12 KB of base64; PGP blocks can be larger
+_MIN_BASE64 = 32
+_MIN_TORN_BASE64 = 16
+
+# What separates body lines: real newlines, JSON escapes (`\n`, or `\\n` once more escaped),
+# and the line-number prefix Claude Code's Read tool puts before each line.
+_NOISE = r"(?:\s|\\{1,3}[nrt]|\d{1,7}→|\d{1,7}\t)"
+_LEADING_NOISE = re.compile(_NOISE + r"*")
+_TRAILING_NOISE = re.compile(_NOISE + r"*$")
+_STRIP_NOISE = re.compile(_NOISE + r"+")
+# RFC 1421 / RFC 4880 armour headers inside a block (`Proc-Type: 4,ENCRYPTED`, `Version: …`).
+_HEADER = re.compile(r"[A-Z][A-Za-z-]{1,30}: [^\r\n\\]{0,200}")
+_BASE64_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=")
+
+# A torn block (no END line): the body is the run of lines that look like base64 or headers.
+_LINE_BREAK = r"(?:\r?\n|(?:\\{1,3}r)?\\{1,3}n)"
+_TORN_LINE = re.compile(
+    _LINE_BREAK
+    + r"(?:[ \t]*\d{1,7}(?:→|\t))?[ \t]*(?P<body>[A-Za-z0-9+/]{4,200}={0,2}|"
+    + r"[A-Z][A-Za-z-]{1,30}: [^\r\n\\]{0,200})?[ \t]*"
+    + r"(?=\r?\n|\\{1,3}[rn]|\\?[\"'`,;)\]}]|$)"
+)
+
+
+def _base64_share(body: str) -> tuple[int, int]:
+    """(base64 characters, other characters) of a body once separators and headers are gone."""
+    core = _STRIP_NOISE.sub("", _HEADER.sub("", body))
+    good = sum(1 for c in core if c in _BASE64_CHARS)
+    return good, len(core) - good
+
+
+@dataclass(frozen=True, slots=True)
+class PemPrivateKeyRule:
+    """A PEM/OpenSSH/PGP private key block, complete or torn, plain or JSON-escaped."""
+
+    name: str = "pem-private-key"
+    kind: str = KIND
+    anchors: tuple[str, ...] = ("private key",)
+    context_only: bool = False
+    reference: str = _REFERENCE
+
+    def find(self, text: str, context: ScanContext) -> Iterator[Hit]:
+        pos = 0
+        while True:
+            begin = _BEGIN.search(text, pos)
+            if begin is None:
+                return
+            body_start = begin.end()
+            limit = min(len(text), body_start + _MAX_BODY)
+            next_begin = _BEGIN.search(text, body_start, limit)
+            stop = next_begin.start() if next_begin else limit
+            end = _END.search(text, body_start, stop)
+            if end is not None:
+                span = self._between(text, body_start, end.start())
+                pos = end.end()
+            else:
+                span = self._torn(text, body_start, stop)
+                pos = span[1] if span else body_start
+            if span is not None:
+                yield Hit(span[0], span[1], self.kind, self.name)
+
+    @staticmethod
+    def _between(text: str, start: int, stop: int) -> tuple[int, int] | None:
+        lead = _LEADING_NOISE.match(text, start, stop)
+        first = lead.end() if lead else start
+        trail = _TRAILING_NOISE.search(text, first, stop)
+        last = trail.start() if trail else stop
+        if last <= first:
+            return None
+        good, bad = _base64_share(text[first:last])
+        if good < _MIN_BASE64 or bad * 10 > good:
+            return None
+        return first, last
+
+    @staticmethod
+    def _torn(text: str, start: int, stop: int) -> tuple[int, int] | None:
+        first = last = -1
+        pos = start
+        base64_seen = 0
+        while pos < stop:
+            line = _TORN_LINE.match(text, pos, stop)
+            if line is None or line.end() == pos:
+                break
+            body = line.group("body")
+            if body:
+                if first < 0:
+                    first = line.start("body")
+                last = line.end("body")
+                if not _HEADER.fullmatch(body):
+                    base64_seen += len(body)
+            pos = line.end()
+        if first < 0 or base64_seen < _MIN_TORN_BASE64:
+            return None
+        return first, last
+
+
+PEM_PRIVATE_KEY = PemPrivateKeyRule()
+
+
+def _not_an_encoded_private_key(value: str) -> bool:
+    head = value[:120]
+    head = head[: len(head) - len(head) % 4]
+    try:
+        decoded = base64.b64decode(head)
+    except (binascii.Error, ValueError):
+        return True
+    return b"PRIVATE KEY" not in decoded
+
+
+# base64("-----BEGIN ") is `LS0tLS1CRUdJTi`: a PEM file stored base64-encoded, as kubeconfig
+# `client-key-data` and Kubernetes Secret `data` values are. Certificates decode to
+# `BEGIN CERTIFICATE` and are rejected.
+ENCODED_PRIVATE_KEY = PatternRule(
+    name="base64-pem-private-key",
+    kind=KIND,
+    pattern=WORD_START + r"LS0tLS1CRUdJTi[A-Za-z0-9+/]{40,40000}={0,2}(?![A-Za-z0-9+/=])",
+    anchors=("ls0tls1crudjti",),
+    reference="kubernetes.io/docs/concepts/configuration/organize-cluster-access-kubeconfig "
+    "(client-key-data is base64 PEM); RFC 7468",
+    reject=_not_an_encoded_private_key,
+)
+
+# PuTTY .ppk: the private part follows `Private-Lines: N` and ends before `Private-MAC:`
+# (PuTTY manual, appendix C "PPK file format").
+PUTTY_PRIVATE_KEY = PatternRule(
+    name="putty-private-key",
+    kind=KIND,
+    pattern=r"Private-Lines: ?\d{1,4}(?:\r?\n|\\{1,3}n)(?:[ \t]*\d{1,7}(?:→|\t))?"
+    r"(?P<secret>[A-Za-z0-9+/=][\s\S]{0,16000}?)(?:\r?\n|\\{1,3}n)"
+    r"(?=(?:[ \t]*\d{1,7}(?:→|\t))?Private-(?:MAC|Hash):)",
+    anchors=("private-lines:",),
+    reference="PuTTY manual, appendix C (PPK file format)",
+)
+
+RULES = (PEM_PRIVATE_KEY, ENCODED_PRIVATE_KEY, PUTTY_PRIVATE_KEY)

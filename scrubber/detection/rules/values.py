@@ -1,0 +1,175 @@
+"""What a value that is obviously not a secret looks like, and what a credential-like name is.
+
+Shared by the rules that find a secret by its label rather than by its shape (`.env` lines,
+connection strings, credential files, headers). Each predicate answers one question about a
+candidate value; none of them ever returns or logs the value itself.
+"""
+
+from __future__ import annotations
+
+import re
+
+# `${VAR}`, `$VAR`, `$(cmd)`, `%(name)s`, `%s`, `{name}`, `{{ var }}`, `<your-token>`, `[REDACTED:…]`,
+# `#{var}` (Ruby), `@var@` (Maven filtering): references to a value kept elsewhere.
+_PLACEHOLDER = re.compile(
+    r"""^(?:
+        \$\{[^}]*\}?.*            # ${VAR}, ${VAR:-default}
+      | \$\(.*                    # $(command)
+      | \$[A-Za-z_][A-Za-z0-9_]*\b.*   # $VAR
+      | \$\$?[0-9*@#?]            # $1, $@, $$
+      | %\([A-Za-z_]\w*\)[sdr]    # %(name)s
+      | %[sdrvqx]                 # %s, %v
+      | \{\{.*\}\}?               # {{ template }}
+      | \{[A-Za-z_0-9.\-\s]*\}    # {name}, {0}
+      | \#\{[^}]*\}               # #{ruby}
+      | <[^<>]{1,80}>             # <your token here>
+      | @[A-Za-z_][\w.]*@         # @maven.property@
+      | \[REDACTED[:\]].*         # our own placeholders
+      | `.*                       # shell command substitution
+      | (?i:your|my|insert|enter|replace|put|paste|add)[-_\s].*   # your_api_key_here
+      | .*[-_](?i:here|goes|placeholder|example|redacted|changeme)  # token_goes_here
+    )$""",
+    re.VERBOSE | re.DOTALL,
+)
+# A run of one character (`***`, `xxxxxxxx`, `........`) or an obvious filler.
+_FILLER = re.compile(r"^(.)\1{2,}$|^(?:x+|X+|\*+|\.+|-+|_+|#+|0+|1234(?:5(?:6(?:7(?:8)?)?)?)?)$")
+_LITERALS = frozenset(
+    {
+        "true", "false", "null", "nil", "none", "undefined", "yes", "no", "on", "off", "empty",
+        "redacted", "masked", "hidden", "secret", "password", "passwd", "token", "changeit",
+        "required", "optional", "default", "string", "str", "text", "bool", "boolean", "int",
+        "integer", "number", "float", "double", "any", "object", "bytes", "char", "varchar",
+        "secretstr", "unknown", "example", "sample", "dummy", "placeholder", "your_token",
+        "your_password", "your-password", "your-token", "your_api_key", "api_key", "apikey",
+        "env", "prompt", "ask", "input", "auto", "generated", "random", "todo", "tbd", "fixme",
+        "n/a", "na", "notset", "not_set", "unset", "bearer", "basic",
+    }
+)  # fmt: skip
+_NUMBER = re.compile(r"^[+-]?(?:\d[\d_,]*)?(?:\.\d+)?(?:[eE][+-]?\d+)?[kKmMgG%]?$")
+_VERSION = re.compile(r"^v?\d+(?:\.\d+){1,3}(?:[-+][0-9A-Za-z.]+)?$")
+_HEX_NUMBERS = re.compile(r"^(?:0x[0-9A-Fa-f]+|\d+)(?:[:.,/](?:0x[0-9A-Fa-f]+|\d+))*$")
+# Code, not a literal: calls, subscripts, attribute chains, type annotations.
+_CODE = re.compile(
+    r"""^(?:
+        [A-Za-z_][\w.]*\s*[(\[]                          # call or subscript: get_token(, env["X"]
+      | (?:self|this|cls|ctx|req|request|res|config|conf|cfg|settings|options|opts|args|params|
+           props|process|os|env|window|document|app|data|os\.environ|import\.meta)\.[\w.\[\]'"]+
+      | [a-z_][a-z0-9_]*(?:\.[A-Za-z_][\w]*)+              # attribute chain: config.db.password
+      | (?:Optional|Union|List|Dict|Mapping|Sequence|Secret|SecretStr|Annotated)\b.*
+      | (?:str|string|int|bool|number|bytes|String|Option<.*>)(?:\s*[|;,?=]|\s*$).*
+      | new\s+[A-Z]\w*.*                                 # new Foo(...)
+      | (?:await|yield|lambda|function|fn|async|return|import|from|new|typeof|not|require)\b.*
+      | [A-Za-z_][\w.]*\s*(?:\|\||&&|\?\?).*             # fallbacks: a || b, a ?? b
+      | [A-Za-z_][\w.]*\s+(?:\+|\||\?|or|and|if)\s.*        # expressions: a + b, a if c
+    )$""",
+    re.VERBOSE,
+)
+_CAMEL_TYPE = re.compile(r"^[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+)+[?!]?$")  # PasswordStr, SecretValue
+_PURE_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z_]*$")
+_EMAIL = re.compile(r"^[\w.+-]+@[\w-]+(?:\.[\w-]+)+$")
+_PATH = re.compile(r"^(?:~|\.{1,2})?/[\w@.+~/-]*$|^[A-Za-z]:\\|^\.{1,2}/")
+_URL = re.compile(r"^[a-z][a-z0-9+.-]{1,15}://", re.IGNORECASE)
+_URL_WITH_PASSWORD = re.compile(r"^[a-z][a-z0-9+.-]{1,15}://[^/\s:@]*:[^/\s@]+@", re.IGNORECASE)
+# AWS/GCP resource names and digests: identifiers that a label may sit above.
+_RESOURCE = re.compile(r"^(?:arn:aws[\w-]*:|projects/|sha(?:1|256|384|512)[:-]|md5:|sha512-)")
+_UUID = re.compile(r"^[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}$")
+
+
+def is_placeholder(value: str) -> bool:
+    """A reference to a value kept elsewhere, or an obvious filler (`${DB_PASS}`, `***`)."""
+    stripped = value.strip()
+    if not stripped:
+        return True
+    return bool(_PLACEHOLDER.match(stripped) or _FILLER.match(stripped))
+
+
+# Six of the characters documentation uses to blank a token out. (Not `A`: base64 of binary
+# data, such as a macaroon's zero bytes, has long runs of it.)
+_RUN = re.compile(r"([xX*#.0_-])\1{5}")
+
+
+def is_filler(value: str) -> bool:
+    """A documentation placeholder in a token's shape: `ghp_xxxx…`, `AIzaaaaa…`, `glc_1111…`.
+
+    A run of blanking characters, or one character making up half of the letters and digits,
+    essentially never occurs in a generated credential.
+    """
+    if _RUN.search(value):
+        return True
+    alnum = [c for c in value if c.isalnum()]
+    if len(alnum) < 8:
+        return False
+    most = max(alnum.count(c) for c in set(alnum))
+    return most * 2 > len(alnum)
+
+
+def is_trivial(value: str) -> bool:
+    """Empty, a placeholder, a keyword literal, a number or a version: never a secret."""
+    stripped = value.strip()
+    if is_placeholder(stripped):
+        return True
+    lowered = stripped.lower()
+    if lowered in _LITERALS:
+        return True
+    return bool(_NUMBER.match(stripped) or _VERSION.match(stripped) or _HEX_NUMBERS.match(stripped))
+
+
+def looks_like_code(value: str) -> bool:
+    """An expression, a call, an attribute chain or a type name: source code, not a literal."""
+    stripped = value.strip().rstrip(",;")
+    return bool(_CODE.match(stripped) or _CAMEL_TYPE.match(stripped))
+
+
+def is_pure_identifier(value: str) -> bool:
+    """Only letters and underscores: a variable name more often than a secret."""
+    return bool(_PURE_IDENTIFIER.match(value))
+
+
+def looks_like_locator(value: str) -> bool:
+    """A path, an email address, a URL without a password, or a resource name."""
+    if _URL.match(value):
+        return not _URL_WITH_PASSWORD.match(value)
+    return bool(_PATH.match(value) or _EMAIL.match(value) or _RESOURCE.match(value))
+
+
+def is_uuid(value: str) -> bool:
+    return bool(_UUID.match(value))
+
+
+def has_char_classes(value: str, minimum: int) -> bool:
+    """At least `minimum` of: lower-case letters, upper-case letters, digits, other symbols."""
+    classes = (
+        any(c.islower() for c in value)
+        + any(c.isupper() for c in value)
+        + any(c.isdigit() for c in value)
+        + any(not c.isalnum() for c in value)
+    )
+    return classes >= minimum
+
+
+def looks_token_like(value: str, min_length: int = 8) -> bool:
+    """Long enough and mixed enough to be a generated credential rather than a word or a name."""
+    if len(value) < min_length or " " in value:
+        return False
+    if is_uuid(value):
+        return True
+    if value.isalpha():
+        # A single word (`development`) or a CamelCase name; long mixed-case runs are keys.
+        return len(value) >= 20 and has_char_classes(value, 2) and not _CAMEL_TYPE.match(value)
+    return any(c.isdigit() for c in value) or has_char_classes(value, 3)
+
+
+# Splits a name into its words: snake_case, kebab-case, dotted, camelCase and UPPER_CASE.
+_WORDS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+
+
+def name_words(name: str) -> list[str]:
+    """`AWS_SECRET_ACCESS_KEY` -> ["aws", "secret", "access", "key"]; `oktaApiToken` -> [...]."""
+    return [w.lower() for w in _WORDS.findall(name)]
+
+
+# Regex fragments for token boundaries. A token starts where no word character precedes it, or
+# right after a JSON escape (`\n`, `\t`): a torn, non-JSON last line is scanned in its raw,
+# escaped form, where a token at the start of a line follows the two characters `\n`.
+WORD_START = r"(?:(?<![A-Za-z0-9_])|(?<=\\[nrt]))"
+WORD_END = r"(?![A-Za-z0-9_])"
