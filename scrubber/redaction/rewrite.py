@@ -19,7 +19,6 @@ C), so a multi-megabyte line with one finding costs a few milliseconds.
 
 from __future__ import annotations
 
-import functools
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -184,11 +183,11 @@ _SCALAR = re.compile(rb"-?(?:0|[1-9][0-9]*+)(?:\.[0-9]++)?+(?:[eE][+-]?[0-9]++)?
 _SKIP_RUN = re.compile(rb'[^"\[\]{}]*+(?:"[^"\\]*+(?:\\.[^"\\]*+)*+"[^"\[\]{}]*+)*+', re.DOTALL)
 _ARRAY_INDEX = re.compile(r"0|[1-9][0-9]*")  # RFC 6901: no leading zeros, no "-" (past the end)
 
-# Walking an object member by member in Python costs a few microseconds each, and records have
-# dozens of members, so most of them are skipped in one regex call instead: a run of members
-# whose key is not wanted (and needs no unescaping) and whose value nests at most four brackets
-# deep. Inside such a value the pattern only pairs brackets and finds whole strings, which is
-# enough for a line the reader has already parsed. Anything else falls back to the walk.
+# Walking a member in Python costs a few microseconds, and records have dozens of members, so
+# the common member (a key that needs no unescaping, a value nesting at most four brackets deep)
+# is passed in one regex call. Inside such a value the pattern only pairs brackets and finds
+# whole strings, which is enough for a line the reader has already parsed. Anything else (an
+# escaped key, a deep value) goes through the step-by-step walk.
 _WS_B = rb"[ \t\n\r]*+"
 _STRING_B = rb'"[^"\\]*+(?:\\.[^"\\]*+)*+"'
 _SCALAR_B = rb"(?:-?(?:0|[1-9][0-9]*+)(?:\.[0-9]++)?+(?:[eE][+-]?[0-9]++)?+|true|false|null)"
@@ -202,19 +201,10 @@ def _container_pattern(depth: int) -> bytes:
 
 
 _VALUE_B = rb"(?:" + _STRING_B + rb"|" + _container_pattern(4) + rb"|" + _SCALAR_B + rb")"
-
-
-@functools.lru_cache(maxsize=256)
-def _member_skipper(wanted_raw_keys: frozenset[bytes]) -> re.Pattern[bytes]:
-    not_wanted = rb'"(?!(?:' + rb"|".join(map(re.escape, sorted(wanted_raw_keys))) + rb')")'
-    member = not_wanted + rb'[^"\\]*+"' + _WS_B + rb":" + _WS_B + _VALUE_B + _WS_B
-    return re.compile(rb"(?:" + member + rb"," + _WS_B + rb")*+", re.DOTALL)
-
-
-@functools.lru_cache(maxsize=256)
-def _element_skipper(count: int) -> re.Pattern[bytes]:
-    return re.compile(rb"(?:" + _VALUE_B + _WS_B + rb"," + _WS_B + rb"){%d}+" % count, re.DOTALL)
-
+# Group: what follows the value (',' or the closing brace).
+_SIMPLE_MEMBER_VALUE = re.compile(_VALUE_B + _WS_B + rb"([,}])" + _WS_B, re.DOTALL)
+# Group: what follows the value (',' or the closing bracket).
+_SIMPLE_ELEMENT = re.compile(_VALUE_B + _WS_B + rb"([,\]])" + _WS_B, re.DOTALL)
 
 _QUOTE, _LBRACE, _RBRACE, _LBRACKET, _RBRACKET, _COMMA, _BACKSLASH = b'"{}[],\\'
 
@@ -315,9 +305,7 @@ class _Walk:
         pos = self.ws(pos + 1)
         if pos < self.size and raw[pos] == _RBRACE:
             return pos + 1
-        skipper = _member_skipper(frozenset(by_raw_key))
         while True:
-            pos = _run_end(skipper, raw, pos)
             match = _MEMBER.match(raw, pos)
             if match is None:
                 raise MalformedLine(f"expected a key at byte {pos}")
@@ -326,7 +314,16 @@ class _Walk:
             if child is None and _BACKSLASH in key:  # written with escapes JavaScript avoids
                 child = children.get(decode_json_string(b'"' + key + b'"'))
             pos = match.end()
-            pos = self.skip(pos) if child is None else self.value(pos, child)
+            if child is None:
+                simple = _SIMPLE_MEMBER_VALUE.match(raw, pos)
+                if simple is not None:
+                    if simple[1] == b"}":
+                        return simple.start(1) + 1
+                    pos = simple.end()
+                    continue
+                pos = self.skip(pos)
+            else:
+                pos = self.value(pos, child)
             pos, ended = self.separator(pos, _RBRACE)
             if ended:
                 return pos
@@ -336,23 +333,27 @@ class _Walk:
         pos = self.ws(pos + 1)
         if pos < self.size and raw[pos] == _RBRACKET:
             return pos + 1
-        wanted = sorted(by_index)
-        next_wanted = 0  # position in `wanted` of the next index we have not reached yet
+        remaining = len(by_index)
         index = 0
         while True:
-            gap = wanted[next_wanted] - index  # elements to pass before the next wanted one
-            if gap > 1 and (skipped := _element_skipper(gap).match(raw, pos)) is not None:
-                pos, index = skipped.end(), index + gap
-            if index == wanted[next_wanted]:
-                pos = self.value(pos, by_index[index])
-                next_wanted += 1
-            else:
+            child = by_index.get(index)
+            if child is None:
+                simple = _SIMPLE_ELEMENT.match(raw, pos)
+                if simple is not None:
+                    if simple[1] == b"]":
+                        return simple.start(1) + 1
+                    pos = simple.end()
+                    index += 1
+                    continue
                 pos = self.skip(pos)
+            else:
+                pos = self.value(pos, child)
+                remaining -= 1
             pos, ended = self.separator(pos, _RBRACKET)
             if ended:
                 return pos
             index += 1
-            if next_wanted == len(wanted):  # nothing wanted further on: find the closing bracket
+            if not remaining:  # nothing wanted further on: find the closing bracket
                 return self.close(pos, [_RBRACKET])
 
     def scalar(self, pos: int) -> int:
