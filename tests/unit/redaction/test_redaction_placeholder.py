@@ -130,3 +130,17 @@ def test_the_public_pattern_matches_what_make_placeholder_makes() -> None:
     assert match is not None
     assert match["kind"] == "private-key"
     assert match["short"] == FINGERPRINT[:8]
+
+
+def test_detection_recognises_exactly_the_placeholders_we_write() -> None:
+    # Detection masks placeholders before its detectors run but may not import redaction (an
+    # import-linter contract), so it carries its own copy of the format. The two must agree, or
+    # a second redaction run would flag the placeholders of the first.
+    detection = pytest.importorskip("scrubber.detection.placeholder")
+    kinds = ["aws-access-key", "dotenv-value", "connection-string-password", "jwt", "x1"]
+    for kind in kinds:
+        ours = make_placeholder(kind, FINGERPRINT)
+        assert detection.make_placeholder(kind, FINGERPRINT) == ours
+        text = f"KEY={ours} and é😀{ours}"
+        assert detection.mask_placeholders(text) == mask_placeholders(text)
+        assert detection.PLACEHOLDER_RE.fullmatch(ours)

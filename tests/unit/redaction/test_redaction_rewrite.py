@@ -235,7 +235,8 @@ def test_an_index_past_many_elements_and_a_target_after_a_deep_sibling() -> None
         deep = [deep, {"k": deep}]
     doc = {"deep": deep, "nums": [*range(5000), "SECRET"], "mixed": [deep, "x", deep, "SECRET"]}
     raw = json.dumps(doc, separators=(",", ":")).encode()
-    to_d = pointer_for(["deep", *[1, "k"] * 12])
+    steps: list[str | int] = [1, "k"]
+    to_d = pointer_for(["deep", *steps * 12])
     out = rewrite_json_line(
         raw, {"/nums/5000": [(0, 6, "X")], "/mixed/3": [(0, 6, "Y")], to_d: [(0, 1, "Z")]}
     )
