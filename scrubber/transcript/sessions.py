@@ -23,26 +23,26 @@ from __future__ import annotations
 
 import os
 import stat
-from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from scrubber.errors import UsageError
 from scrubber.paths import file_history_dir, projects_dir
-from scrubber.transcript.jsonl import iter_raw_lines, json_loads
+from scrubber.transcript.jsonl import json_loads
 from scrubber.transcript.records import Record, parse_timestamp
 
-_TITLE_MARKERS = (b'"custom-title"', b'"ai-title"', b'"tag"', b'"summary"')
+# `custom-title` and `ai-title` share `-title"`: one search finds both.
+_TITLE_MARKERS = (b'-title"', b'"tag"', b'"summary"')
 _TIMESTAMP_MARKER = b'"timestamp"'
 _CWD_MARKER = b'"cwd"'
 _SESSION_ID_MARKER = b'"sessionId"'
-# How many of the last lines holding a timestamp marker to re-read for the last timestamp: a
-# few records near the end (file-history snapshots) carry the key only nested.
-_TAIL_CANDIDATES = 16
+_BLOCK = 1 << 22  # forward scan: 4 MiB reads, marker searches over whole blocks
+_TAIL_BLOCK = 1 << 16  # backward scan for the last timestamp
+_TAIL_MAX_LINES = 4096  # give up on a last timestamp after this many lines from the end
 _LEGACY_AGENT_PREFIX = "agent-"
 _MIN_PREFIX = 4
 
@@ -105,10 +105,81 @@ def _top_level(data: bytes) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
-def read_metadata(path: Path) -> TranscriptMetadata:
-    """Stream a transcript and pick out its id, cwd, titles, tags and first/last timestamps.
+def _line_blocks(stream: BinaryIO) -> Iterator[bytes]:
+    """The stream in blocks of whole lines: each block ends at a newline (or at the end of the
+    file), so no line is split. A line longer than a block is gathered whole."""
+    pending: list[bytes] = []
+    while True:
+        block = stream.read(_BLOCK)
+        if not block:
+            if pending:
+                yield b"".join(pending)
+            return
+        cut = block.rfind(b"\n") + 1
+        if cut == 0:
+            pending.append(block)
+            continue
+        if pending:
+            pending.append(block[:cut])
+            yield b"".join(pending)
+        else:
+            yield block if cut == len(block) else block[:cut]
+        pending = [block[cut:]] if cut < len(block) else []
 
-    Raises OSError when the file cannot be read.
+
+def _lines_with(block: bytes, markers: tuple[bytes, ...]) -> list[bytes]:
+    """The lines of `block` that hold any of `markers`, in file order, each once."""
+    found: dict[int, int] = {}
+    for marker in markers:
+        at = block.find(marker)
+        while at != -1:
+            start = block.rfind(b"\n", 0, at) + 1
+            end = block.find(b"\n", at)
+            end = len(block) if end == -1 else end
+            found[start] = end
+            at = block.find(marker, end)
+    return [block[start : found[start]] for start in sorted(found)]
+
+
+def _lines_backwards(stream: BinaryIO, size: int) -> Iterator[bytes]:
+    """The file's lines from the last to the first (a torn last line included)."""
+    pending: list[bytes] = []  # pieces of the current line, last piece first
+    position = size
+    while position > 0:
+        step = min(_TAIL_BLOCK, position)
+        position -= step
+        stream.seek(position)
+        parts = stream.read(step).split(b"\n")
+        if len(parts) == 1:
+            pending.append(parts[0])
+            continue
+        pending.append(parts[-1])
+        yield b"".join(reversed(pending))
+        yield from reversed(parts[1:-1])
+        pending = [parts[0]]
+    if pending:
+        yield b"".join(reversed(pending))
+
+
+def _last_timestamp(stream: BinaryIO, size: int) -> datetime | None:
+    for count, line in enumerate(_lines_backwards(stream, size)):
+        if count >= _TAIL_MAX_LINES:
+            return None
+        if _TIMESTAMP_MARKER in line:
+            value = _top_level(line)
+            stamp = None if value is None else parse_timestamp(value.get("timestamp"))
+            if stamp is not None:
+                return stamp
+    return None
+
+
+def read_metadata(path: Path) -> TranscriptMetadata:
+    """Read a transcript's id, cwd, titles, tags and first/last timestamps, cheaply.
+
+    The file is scanned forward in 4 MiB blocks with byte searches: only lines that hold a
+    title, tag or summary marker are parsed (plus the first lines until cwd, sessionId and a
+    timestamp are known). The last timestamp comes from reading the file backwards from its
+    end. Raises OSError when the file cannot be read.
     """
     session_id: str | None = None
     cwd: str | None = None
@@ -117,50 +188,39 @@ def read_metadata(path: Path) -> TranscriptMetadata:
     ai_title: str | None = None
     tags: dict[str, None] = {}
     first: datetime | None = None
-    tail: deque[tuple[int, int]] = deque(maxlen=_TAIL_CANDIDATES)
 
     with path.open("rb") as stream:
-        for raw in iter_raw_lines(stream):
-            data = raw.data
-            has_timestamp = _TIMESTAMP_MARKER in data
-            if has_timestamp:
-                tail.append((raw.offset, len(data)))
-            wanted = (
-                (first is None and has_timestamp)
-                or (cwd is None and _CWD_MARKER in data)
-                or (session_id is None and _SESSION_ID_MARKER in data)
-                or any(marker in data for marker in _TITLE_MARKERS)
-            )
-            if not wanted:
-                continue
-            value = _top_level(data)
-            if value is None:
-                continue
-            record = Record(value, raw.number)
-            if first is None:
-                first = record.timestamp
-            if cwd is None:
-                cwd = record.cwd
-            if session_id is None:
-                session_id = record.session_id
-            kind = record.type
-            if kind == "custom-title":
-                custom_title = record.custom_title or custom_title
-            elif kind == "summary":
-                summary = record.summary or summary
-            elif kind == "ai-title":
-                ai_title = record.ai_title or ai_title
-            elif kind == "tag":
-                tags.update(dict.fromkeys(record.tags))
-
-        last: datetime | None = None
-        for offset, length in reversed(tail):
-            stream.seek(offset)
-            value = _top_level(stream.read(length))
-            if value is not None:
-                last = parse_timestamp(value.get("timestamp"))
-                if last is not None:
-                    break
+        for block in _line_blocks(stream):
+            head_done = first is not None and cwd is not None and session_id is not None
+            markers: tuple[bytes, ...] = _TITLE_MARKERS
+            if not head_done:
+                markers += (_TIMESTAMP_MARKER, _CWD_MARKER, _SESSION_ID_MARKER)
+            for line in _lines_with(block, markers):
+                wanted = any(marker in line for marker in _TITLE_MARKERS) or (
+                    (first is None and _TIMESTAMP_MARKER in line)
+                    or (cwd is None and _CWD_MARKER in line)
+                    or (session_id is None and _SESSION_ID_MARKER in line)
+                )
+                if not wanted:
+                    continue
+                value = _top_level(line)
+                if value is None:
+                    continue
+                record = Record(value)
+                first = first or record.timestamp
+                cwd = cwd or record.cwd or None  # an empty string is no cwd
+                session_id = session_id or record.session_id or None
+                kind = record.type
+                if kind == "custom-title":
+                    custom_title = record.custom_title or custom_title
+                elif kind == "summary":
+                    summary = record.summary or summary
+                elif kind == "ai-title":
+                    ai_title = record.ai_title or ai_title
+                elif kind == "tag":
+                    tags.update(dict.fromkeys(record.tags))
+        size = stream.tell()
+        last = _last_timestamp(stream, size) if first is not None else None
 
     return TranscriptMetadata(
         session_id=session_id,

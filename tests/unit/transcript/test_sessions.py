@@ -6,21 +6,28 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
+from unittest.mock import patch
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from scrubber.demo import build_demo_config, demo_manifest
 from scrubber.errors import UsageError
+from scrubber.transcript import sessions
 from scrubber.transcript.records import read_records
 from scrubber.transcript.sessions import (
     SideFileKind,
+    TranscriptMetadata,
     discover,
     find_session,
     read_metadata,
     session_bundle,
 )
+from tests.strategies import jsonl_files
 
 SEED = 11
 
@@ -320,3 +327,53 @@ def test_unreadable_transcript_even_as_root(
     assert not session.readable and session.size == path.stat().st_size
     (problem,) = found.problems
     assert problem.path == path and "Permission denied" in problem.reason
+
+
+def reference_metadata(path: Path) -> TranscriptMetadata:
+    """What read_metadata must find, by parsing every line."""
+    records = list(read_records(path))
+
+    def last(values: list[str | None]) -> str | None:
+        kept = [v for v in values if v]
+        return kept[-1] if kept else None
+
+    stamps = [r.timestamp for r in records if r.timestamp is not None]
+    tags: dict[str, None] = {}
+    for r in records:
+        tags.update(dict.fromkeys(r.tags))
+    return TranscriptMetadata(
+        session_id=next((r.session_id for r in records if r.session_id), None),
+        cwd=next((r.cwd for r in records if r.cwd), None),
+        custom_title=last([r.custom_title for r in records]),
+        summary=last([r.summary for r in records]),
+        ai_title=last([r.ai_title for r in records]),
+        tags=tuple(tags),
+        first_timestamp=stamps[0] if stamps else None,
+        last_timestamp=stamps[-1] if stamps else None,
+    )
+
+
+@settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow])
+@given(jsonl_files(), st.sampled_from([(5, 3), (64, 17), (1 << 22, 1 << 16)]))
+def test_metadata_matches_a_full_parse_at_any_block_size(
+    data: bytes, blocks: tuple[int, int]
+) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "s.jsonl"
+        path.write_bytes(data)
+        expected = reference_metadata(path)
+        with (
+            patch.object(sessions, "_BLOCK", blocks[0]),
+            patch.object(sessions, "_TAIL_BLOCK", blocks[1]),
+        ):
+            assert read_metadata(path) == expected
+
+
+def test_backward_lines_cover_the_file_exactly(tmp_path: Path) -> None:
+    data = b'{"a":1}\n\nlong line ' + b"x" * 50 + b"\n\xff\nlast-no-newline"
+    path = tmp_path / "f"
+    path.write_bytes(data)
+    for step in (1, 3, 8, 1 << 16):
+        with patch.object(sessions, "_TAIL_BLOCK", step), path.open("rb") as stream:
+            lines = list(sessions._lines_backwards(stream, len(data)))
+        assert b"\n".join(reversed(lines)) == data
