@@ -1,0 +1,864 @@
+"""Carrying out a retention plan: the lock, archive-first, the trash, purges, undelete, the log.
+
+Safety rules, each checked right before the act it guards, not only when planning:
+
+- One run at a time: an exclusive `flock` on `$SCRUB_HOME/state/retention.lock`; a second run
+  fails at once with BusyError (exit 4) instead of queueing behind a long archive.
+- Every destructive act (moving a session to the trash, purging trash, purging an archive) asks
+  `rules.select_deletable` with the pins as they are at that moment.
+- A session that changed since it was planned (mtime or size) is left alone: Claude Code may
+  have resumed it.
+- When the policy requires archives, a session moves only after its newest archive verifies and
+  matches the bundle as it is now; trash is purged only while that archive still verifies.
+- The unit is the whole session bundle (transcript, side folder, file-history, session-env,
+  debug, todos, tasks). It moves to `$SCRUB_HOME/trash/<session-id>/` keeping paths relative to
+  the config directory, with a manifest (original paths, kinds, mtimes, when trashed). Symlinks
+  are moved as links and never followed; a bundle path below a symlinked folder is refused.
+- The transcript moves last and comes back last, so a crash leaves either a session Claude Code
+  still finds or a complete trash entry; a half-moved session is completed by the next run.
+- A rename is atomic; across filesystems files are copied, synced and only then removed, so a
+  full disk leaves the original where it was.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import json
+import os
+import shutil
+import stat
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Protocol
+
+from scrubber import __version__, paths
+from scrubber.errors import BusyError, ExitCode, ScrubberError, UsageError
+from scrubber.policy.model import Pins
+from scrubber.retention.plan import (
+    Action,
+    ArchiveFacts,
+    RetentionEntry,
+    RetentionPlan,
+    SessionKey,
+    TrashedSession,
+    key_of,
+    subject_of,
+)
+from scrubber.retention.rules import ArchiveStatus, Reason, Subject, select_deletable
+from scrubber.transcript.jsonl import atomic_write, fsync_dir
+
+TRASH_FORMAT = 1
+TRASH_MANIFEST = "manifest.json"
+LOCK_NAME = "retention.lock"
+HEALTHCHECK_TIMEOUT = 10.0
+_MIN_PREFIX = 4
+
+
+class BundleSession(RetentionEntry, Protocol):
+    """A session with its files: discovery's `SessionInfo` satisfies it."""
+
+    @property
+    def transcript(self) -> Path: ...
+    def bundle_paths(self) -> tuple[Path, ...]: ...
+
+
+# --- the archive seam -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ArchiveCheck:
+    """The newest archive of a session, verified and compared with the bundle as it is now."""
+
+    status: ArchiveStatus
+    ref: str | None = None  # which archive (its path), when there is one
+
+
+class ArchiveIndex(Protocol):
+    """What retention needs from the archive store. The implementation lives above retention
+    (the CLI wires `scrubber.archive`); tests use fakes."""
+
+    @property
+    def can_archive(self) -> bool:
+        """An archive can be written now (recipients are configured)."""
+        ...
+
+    def newest(self, session: BundleSession) -> ArchiveCheck: ...
+
+    def archive(self, session: BundleSession) -> ArchiveCheck:
+        """Write an archive of the session as it is now, read it back and verify it."""
+        ...
+
+    def verify(self, ref: str) -> bool:
+        """The archive still verifies (keyless: header, recipients, ciphertext hash)."""
+        ...
+
+    def files(self) -> tuple[ArchiveFacts, ...]: ...
+
+    def remove(self, ref: str) -> None:
+        """Delete one archive and its sidecar."""
+        ...
+
+
+class NoArchives:
+    """The index used when no archive store is available: nothing archived, nothing to write."""
+
+    @property
+    def can_archive(self) -> bool:
+        return False
+
+    def newest(self, session: BundleSession) -> ArchiveCheck:
+        return ArchiveCheck(ArchiveStatus.NONE)
+
+    def archive(self, session: BundleSession) -> ArchiveCheck:
+        raise UsageError("no archive store is configured", "set archive.recipients in the policy")
+
+    def verify(self, ref: str) -> bool:
+        return False
+
+    def files(self) -> tuple[ArchiveFacts, ...]:
+        return ()
+
+    def remove(self, ref: str) -> None:
+        raise UsageError("no archive store is configured")
+
+
+# --- the lock -------------------------------------------------------------------------------
+
+
+def lock_file(home: Path) -> Path:
+    return paths.state_dir(home) / LOCK_NAME
+
+
+@contextlib.contextmanager
+def retention_lock(home: Path) -> Iterator[None]:
+    """Hold the retention lock, or raise BusyError at once when another run holds it."""
+    folder = paths.ensure_private_dir(paths.state_dir(home))
+    fd = os.open(folder / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise BusyError(
+                "another retention run (or undelete) is in progress",
+                f"it holds {folder / LOCK_NAME}; try again when it has finished",
+            ) from None
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor releases the lock
+
+
+# --- the trash ------------------------------------------------------------------------------
+
+
+def _safe_name(name: str) -> bool:
+    return bool(name) and name not in {".", ".."} and "/" not in name and "\0" not in name
+
+
+def _safe_relative(relative: str) -> bool:
+    parts = relative.split("/")
+    return (
+        bool(relative)
+        and not relative.startswith("/")
+        and all(_safe_name(p) for p in parts)
+        and relative != TRASH_MANIFEST
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class TrashEntry:
+    path: str  # relative to the config dir, POSIX separators
+    kind: str  # file, dir, symlink
+    mtime_ns: int
+
+
+@dataclass(frozen=True, slots=True)
+class TrashManifest:
+    session_id: str
+    project: str
+    cwd: str | None
+    custom_title: str | None = field(repr=False)
+    tags: tuple[str, ...] = field(repr=False)
+    last_activity: datetime | None
+    entries: tuple[TrashEntry, ...]
+    config_dir: str
+    complete: bool = False
+    trashed_at: datetime | None = None
+    archive_ref: str | None = None
+
+    @property
+    def subject(self) -> Subject:
+        return Subject(self.session_id, self.project, self.cwd, self.custom_title, self.tags)
+
+    @property
+    def transcript(self) -> str:
+        return f"projects/{self.project}/{self.session_id}.jsonl"
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "format": TRASH_FORMAT,
+            "state": "complete" if self.complete else "moving",
+            "session_id": self.session_id,
+            "project": self.project,
+            "cwd": self.cwd,
+            "custom_title": self.custom_title,
+            "tags": list(self.tags),
+            "last_activity": _iso(self.last_activity),
+            "trashed_at": _iso(self.trashed_at),
+            "config_dir": self.config_dir,
+            "archive_ref": self.archive_ref,
+            "entries": [
+                {"path": e.path, "kind": e.kind, "mtime_ns": e.mtime_ns} for e in self.entries
+            ],
+        }
+
+
+def _iso(moment: datetime | None) -> str | None:
+    return None if moment is None else moment.astimezone(UTC).isoformat()
+
+
+def _date(value: object) -> datetime | None:
+    if not isinstance(value, str):
+        return None
+    parsed = datetime.fromisoformat(value)
+    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
+
+
+class TrashError(ScrubberError):
+    """A trash entry is not one we wrote, or something is in the way (exit 3)."""
+
+
+def read_trash_manifest(slot: Path) -> TrashManifest:
+    path = slot / TRASH_MANIFEST
+    try:
+        value = json.loads(path.read_bytes())
+    except OSError as error:
+        raise TrashError(f"{path}: cannot read the trash manifest ({error.strerror})") from None
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise TrashError(f"{path}: the trash manifest is not valid JSON") from None
+    try:
+        if not isinstance(value, dict) or value.get("format") != TRASH_FORMAT:
+            raise ValueError("format")
+        entries = tuple(
+            TrashEntry(str(e["path"]), str(e["kind"]), int(e["mtime_ns"])) for e in value["entries"]
+        )
+        tags = value.get("tags") or []
+        manifest = TrashManifest(
+            session_id=str(value["session_id"]),
+            project=str(value["project"]),
+            cwd=value.get("cwd") if isinstance(value.get("cwd"), str) else None,
+            custom_title=(
+                value.get("custom_title") if isinstance(value.get("custom_title"), str) else None
+            ),
+            tags=tuple(str(t) for t in tags),
+            last_activity=_date(value.get("last_activity")),
+            entries=entries,
+            config_dir=str(value.get("config_dir", "")),
+            complete=value.get("state") == "complete",
+            trashed_at=_date(value.get("trashed_at")),
+            archive_ref=value.get("archive_ref")
+            if isinstance(value.get("archive_ref"), str)
+            else None,
+        )
+    except (KeyError, TypeError, ValueError):
+        raise TrashError(f"{path}: not a trash manifest this scrubber wrote") from None
+    if (
+        manifest.session_id != slot.name
+        or not _safe_name(manifest.project)
+        or not all(_safe_relative(e.path) for e in entries)
+    ):
+        raise TrashError(f"{path}: the trash manifest names paths outside its session")
+    return manifest
+
+
+def _write_manifest(slot: Path, manifest: TrashManifest) -> None:
+    text = json.dumps(manifest.to_json(), indent=2, ensure_ascii=False) + "\n"
+    atomic_write(slot / TRASH_MANIFEST, [text.encode()])
+
+
+@dataclass(frozen=True, slots=True)
+class TrashListing:
+    complete: tuple[tuple[Path, TrashManifest], ...]
+    incomplete: tuple[tuple[Path, TrashManifest], ...]
+    problems: tuple[tuple[Path, str], ...]
+
+    def trashed(self) -> tuple[TrashedSession, ...]:
+        """The complete entries, as the plan sees them."""
+        return tuple(
+            TrashedSession(m.session_id, m.project, m.trashed_at or datetime.now(UTC), m.subject)
+            for _, m in self.complete
+        )
+
+
+def list_trash(home: Path) -> TrashListing:
+    root = paths.trash_dir(home)
+    complete: list[tuple[Path, TrashManifest]] = []
+    incomplete: list[tuple[Path, TrashManifest]] = []
+    problems: list[tuple[Path, str]] = []
+    try:
+        names = sorted(entry.name for entry in root.iterdir())
+    except FileNotFoundError:
+        names = []
+    for name in names:
+        slot = root / name
+        if slot.is_symlink() or not slot.is_dir():
+            problems.append((slot, "not a trash folder (a link or a file): left alone"))
+            continue
+        try:
+            manifest = read_trash_manifest(slot)
+        except TrashError as error:
+            problems.append((slot, error.message))
+            continue
+        (complete if manifest.complete else incomplete).append((slot, manifest))
+    return TrashListing(tuple(complete), tuple(incomplete), tuple(problems))
+
+
+def _kind(path: Path) -> str:
+    mode = path.lstat().st_mode
+    if stat.S_ISLNK(mode):
+        return "symlink"
+    return "dir" if stat.S_ISDIR(mode) else "file"
+
+
+def _relative(path: Path, root: Path) -> str:
+    return path.relative_to(root).as_posix()
+
+
+def _refuse_symlinked_parents(path: Path, root: Path) -> None:
+    """Moving `root/a/b/x` through a symlinked `a` would act on the link's target."""
+    parent = path.parent
+    while parent != root:
+        if parent.is_symlink():
+            raise TrashError(
+                f"{path}: lies below the symbolic link {parent}; not moved (links are never "
+                "followed for deletion)"
+            )
+        if parent == parent.parent:
+            raise TrashError(f"{path}: is not inside {root}")
+        parent = parent.parent
+
+
+def _copy_then_remove(src: Path, dst: Path) -> None:
+    """Across filesystems: copy to a temp name next to `dst`, sync, rename, then remove `src`.
+    On any failure the temp copy is removed and `src` is untouched."""
+    tmp = dst.parent / f".{dst.name}.scrub-moving"
+    if os.path.lexists(tmp):
+        _remove(tmp)
+    try:
+        if src.is_symlink():
+            tmp.symlink_to(src.readlink())
+        elif src.is_dir():
+            shutil.copytree(src, tmp, symlinks=True)
+            for folder, _dirs, files in os.walk(tmp):
+                for name in files:
+                    _fsync_file(Path(folder) / name)
+        else:
+            shutil.copy2(src, tmp, follow_symlinks=False)
+            _fsync_file(tmp)
+        tmp.rename(dst)
+        fsync_dir(dst.parent)
+    except BaseException:
+        if os.path.lexists(tmp):
+            _remove(tmp)
+        raise
+    _remove(src)
+
+
+def _fsync_file(path: Path) -> None:
+    if path.is_symlink():
+        return
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _remove(path: Path) -> None:
+    """Remove a file, link or folder without following any link."""
+    if path.is_symlink() or not path.is_dir():
+        path.unlink()
+    else:
+        shutil.rmtree(path)  # never follows links (fd-based on Linux)
+
+
+def _move(src: Path, dst: Path, *, private: bool) -> None:
+    if os.path.lexists(dst):
+        raise TrashError(f"{dst}: already exists; nothing was moved over it")
+    if private:
+        paths.ensure_private_dir(dst.parent)
+    else:
+        dst.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        src.rename(dst)  # moves a link as a link
+    except OSError as error:
+        if error.errno != errno.EXDEV:
+            raise
+        _copy_then_remove(src, dst)
+
+
+def trash_session(
+    session: BundleSession,
+    *,
+    config_dir: Path,
+    home: Path,
+    now: datetime,
+    archive_ref: str | None = None,
+) -> Path:
+    """Move a session's whole bundle into `$SCRUB_HOME/trash/<session-id>/`; returns the slot.
+
+    Does not check pins: callers go through `select_deletable` first (apply_plan does). A slot
+    left half-filled by a crash for the same session is completed; any other slot in the way
+    is an error and nothing moves.
+    """
+    if not _safe_name(session.id) or not _safe_name(session.project):
+        raise TrashError(f"{session.transcript}: a name that cannot be a trash folder; kept")
+    root = paths.ensure_private_dir(paths.trash_dir(home))
+    slot = root / session.id
+    previous: TrashManifest | None = None
+    if os.path.lexists(slot):
+        previous = read_trash_manifest(slot) if slot.is_dir() and not slot.is_symlink() else None
+        if previous is None or previous.complete or previous.project != session.project:
+            raise TrashError(
+                f"{slot}: the trash already holds a session with this id; kept",
+                "undelete it or let it expire, then run retention again",
+            )
+    transcript = session.transcript
+    bundle = [p for p in session.bundle_paths() if p != transcript]
+    bundle.append(transcript)  # last out, so a crash leaves a session Claude Code finds
+    entries: dict[str, TrashEntry] = {e.path: e for e in (previous.entries if previous else ())}
+    for path in bundle:
+        _refuse_symlinked_parents(path, config_dir)
+        relative = _relative(path, config_dir)
+        if not _safe_relative(relative):
+            raise TrashError(f"{path}: an unexpected path in the bundle; kept")
+        entries[relative] = TrashEntry(relative, _kind(path), path.lstat().st_mtime_ns)
+    manifest = TrashManifest(
+        session_id=session.id,
+        project=session.project,
+        cwd=session.cwd,
+        custom_title=session.custom_title,
+        tags=tuple(session.tags),
+        last_activity=session.last_timestamp,
+        entries=tuple(sorted(entries.values(), key=lambda e: e.path)),
+        config_dir=str(config_dir),
+        archive_ref=archive_ref or (previous.archive_ref if previous else None),
+    )
+    paths.ensure_private_dir(slot)
+    _write_manifest(slot, manifest)  # before anything moves: a crash leaves a map
+    for path in bundle:
+        _move(path, slot / _relative(path, config_dir), private=True)
+    _write_manifest(slot, replace(manifest, complete=True, trashed_at=now))
+    return slot
+
+
+def purge_trash_slot(slot: Path, pins: Pins) -> None:
+    """Delete one trash entry for good. Refuses a pinned session (through the selector)."""
+    manifest = read_trash_manifest(slot)
+    if not select_deletable([manifest], pins, lambda m: m.subject).deletable:
+        raise TrashError(f"{slot}: session {manifest.session_id} is pinned; not purged")
+    if slot.is_symlink():
+        raise TrashError(f"{slot}: is a link; not purged")
+    shutil.rmtree(slot)
+
+
+# --- undelete -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class UndeleteResult:
+    session_id: str
+    project: str
+    transcript: Path
+    restored: tuple[Path, ...]
+
+
+def find_in_trash(home: Path, query: str) -> tuple[Path, TrashManifest]:
+    """The trash entry a user named: by id, id prefix (4+ characters) or custom title."""
+    listing = list_trash(home)
+    slots = [*listing.complete, *listing.incomplete]
+    query = query.strip()
+    if not query:
+        raise UsageError("empty session name", "give a session id, id prefix or title")
+    tests: list[Callable[[TrashManifest], bool]] = [lambda m: m.session_id == query]
+    if len(query) >= _MIN_PREFIX:
+        tests.append(lambda m: m.session_id.startswith(query))
+    tests.append(lambda m: m.custom_title == query)
+    tests.append(
+        lambda m: m.custom_title is not None and m.custom_title.casefold() == query.casefold()
+    )
+    for test in tests:
+        found = [(s, m) for s, m in slots if test(m)]
+        if len(found) == 1:
+            return found[0]
+        if len(found) > 1:
+            ids = ", ".join(m.session_id for _, m in found[:5])
+            raise UsageError(f"{len(found)} sessions in the trash match", f"name one by id: {ids}")
+    raise UsageError(
+        "no session in the trash matches that name",
+        "`scrub retention` lists what is in the trash; expired entries may have been purged",
+    )
+
+
+def undelete(
+    home: Path, config_dir: Path, query: str, *, now: datetime, keep_mtime: bool = False
+) -> UndeleteResult:
+    """Put a trashed session back where Claude Code finds it.
+
+    Refuses, moving nothing, when anything is in the way at the original paths. The
+    transcript's mtime becomes `now` (a full cleanup period to resume it) unless `keep_mtime`.
+    The caller holds the retention lock.
+    """
+    slot, manifest = find_in_trash(home, query)
+    present = [e for e in manifest.entries if os.path.lexists(slot / e.path)]
+    for entry in present:
+        target = config_dir / entry.path
+        if os.path.lexists(target):
+            raise UsageError(
+                f"{target}: something is in the way; nothing was restored",
+                "move it aside (or remove it) and run undelete again",
+            )
+        _refuse_symlinked_parents(target, config_dir)
+    transcript = config_dir / manifest.transcript
+    ordered = sorted(present, key=lambda e: (e.path == manifest.transcript, e.path))
+    restored = []
+    for entry in ordered:
+        target = config_dir / entry.path
+        _move(slot / entry.path, target, private=False)
+        restored.append(target)
+    if not keep_mtime and os.path.lexists(transcript) and not transcript.is_symlink():
+        stamp = now.timestamp()
+        os.utime(transcript, (stamp, stamp))
+    # What is left is the manifest and empty folders; anything else stays for a human to see.
+    (slot / TRASH_MANIFEST).unlink()
+    for folder, _dirs, _files in os.walk(slot, topdown=False):
+        with contextlib.suppress(OSError):
+            Path(folder).rmdir()
+    return UndeleteResult(manifest.session_id, manifest.project, transcript, tuple(restored))
+
+
+# --- applying a plan ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What happened to one session (or trash entry, or archive) when the plan was applied."""
+
+    subject: str  # "<project>/<session-id>", a trash session id, or an archive path
+    planned: Action
+    done: Action
+    reason: Reason
+    detail: str | None = None  # why it failed; paths and error names only
+    error: bool = False  # an I/O error (exit 3), not a decision
+
+    @property
+    def warning(self) -> bool:
+        return self.done is Action.KEEP and self.planned is not Action.KEEP
+
+
+@dataclass(frozen=True, slots=True)
+class ApplyReport:
+    sessions: tuple[Outcome, ...]
+    trash: tuple[Outcome, ...]
+    archives: tuple[Outcome, ...]
+
+    @property
+    def all(self) -> tuple[Outcome, ...]:
+        return (*self.sessions, *self.trash, *self.archives)
+
+    @property
+    def errors(self) -> tuple[Outcome, ...]:
+        return tuple(o for o in self.all if o.error)
+
+
+def _unchanged(session: BundleSession) -> bool:
+    try:
+        st = session.transcript.lstat()
+    except OSError:
+        return False
+    return stat.S_ISREG(st.st_mode) and st.st_size == session.size and st.st_mtime == session.mtime
+
+
+def _describe(error: BaseException) -> str:
+    if isinstance(error, ScrubberError):
+        return error.message
+    if isinstance(error, OSError):
+        where = f"{error.filename}: " if error.filename else ""
+        return f"{where}{error.strerror or type(error).__name__}"
+    return type(error).__name__  # never the text: it might quote input
+
+
+def _is_io_error(error: BaseException) -> bool:
+    """An I/O failure (exit 3), as opposed to a check that said no (a warning, exit 1)."""
+    if isinstance(error, ScrubberError):
+        return error.exit_code is ExitCode.RUNTIME
+    return isinstance(error, OSError)
+
+
+def _pinned_now(pins_now: Callable[[], Pins], subject: Subject) -> bool:
+    """The selector, with the pins read again; unreadable pins count as pinned."""
+    try:
+        pins = pins_now()
+    except ScrubberError:
+        return True
+    return not select_deletable([subject], pins, lambda s: s).deletable
+
+
+def _remove_session(
+    session: BundleSession,
+    action: Action,
+    plan: RetentionPlan,
+    *,
+    config_dir: Path,
+    home: Path,
+    index: ArchiveIndex,
+    pins_now: Callable[[], Pins],
+    clock: Callable[[], datetime],
+) -> Outcome:
+    name = str(key_of(session))
+
+    def kept(reason: Reason, detail: str | None = None, *, error: bool = False) -> Outcome:
+        return Outcome(name, action, Action.KEEP, reason, detail, error)
+
+    if _pinned_now(pins_now, subject_of(session)):
+        return kept(Reason.PINNED)
+    if not _unchanged(session):
+        return kept(Reason.ACTIVE, "changed since it was planned")
+    archive_ref: str | None = None
+    if action is Action.ARCHIVE_THEN_TRASH:
+        try:
+            check = index.archive(session)
+        except (ScrubberError, OSError) as error:
+            return kept(
+                Reason.NO_VERIFIED_ARCHIVE,
+                f"archiving failed: {_describe(error)}",
+                error=_is_io_error(error),
+            )
+        if check.status is not ArchiveStatus.VERIFIED:
+            return kept(Reason.NO_VERIFIED_ARCHIVE, f"the new archive is {check.status}")
+    if plan.rules.require_archive:
+        # Checked again after archiving, whatever the plan said: this is the last word.
+        try:
+            check = index.newest(session)
+        except (ScrubberError, OSError) as error:
+            return kept(Reason.NO_VERIFIED_ARCHIVE, f"verification failed: {_describe(error)}")
+        if check.status is not ArchiveStatus.VERIFIED:
+            return kept(Reason.NO_VERIFIED_ARCHIVE, f"newest archive is {check.status}")
+        archive_ref = check.ref
+        if not _unchanged(session):
+            return kept(Reason.ACTIVE, "changed while it was being archived")
+    if _pinned_now(pins_now, subject_of(session)):
+        return kept(Reason.PINNED)
+    try:
+        trash_session(
+            session, config_dir=config_dir, home=home, now=clock(), archive_ref=archive_ref
+        )
+    except (ScrubberError, OSError) as error:
+        return kept(Reason.FAILED, _describe(error), error=True)
+    reason = Reason.ARCHIVED if action is Action.ARCHIVE_THEN_TRASH else Reason.EXPIRED
+    return Outcome(name, action, action, reason)
+
+
+def apply_plan(
+    plan: RetentionPlan,
+    sessions: Mapping[SessionKey, BundleSession],
+    *,
+    config_dir: Path,
+    home: Path,
+    index: ArchiveIndex,
+    pins_now: Callable[[], Pins],
+    clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+) -> ApplyReport:
+    """Carry out `plan`. The caller holds `retention_lock`. Each act re-checks what it relies
+    on; a failure keeps that item and the run goes on with the next."""
+    removing = {d.key for d in plan.removals}
+    recovered = recover_incomplete(home, config_dir, removing, now=clock())
+    outcomes = []
+    for decision in plan.sessions:
+        name = str(decision.key)
+        if not decision.removes:
+            outcomes.append(Outcome(name, decision.action, Action.KEEP, decision.reason))
+            continue
+        session = sessions.get(decision.key)
+        if session is None:
+            outcomes.append(
+                Outcome(name, decision.action, Action.KEEP, Reason.FAILED, "no longer listed")
+            )
+            continue
+        outcomes.append(
+            _remove_session(
+                session,
+                decision.action,
+                plan,
+                config_dir=config_dir,
+                home=home,
+                index=index,
+                pins_now=pins_now,
+                clock=clock,
+            )
+        )
+
+    trash_outcomes = []
+    root = paths.trash_dir(home)
+    for item in plan.trash_purges:
+        slot = root / item.session_id
+        outcome = _purge_trash(slot, item.session_id, plan, index, pins_now)
+        trash_outcomes.append(outcome)
+
+    archive_outcomes = []
+    facts = {f.ref: f for f in index.files()} if plan.archive_purges else {}
+    for purge in plan.archive_purges:
+        archive_outcomes.append(_purge_archive(purge.ref, facts.get(purge.ref), index, pins_now))
+    return ApplyReport(tuple(outcomes), (*recovered, *trash_outcomes), tuple(archive_outcomes))
+
+
+def recover_incomplete(
+    home: Path,
+    config_dir: Path,
+    removing: frozenset[SessionKey] | set[SessionKey],
+    *,
+    now: datetime,
+) -> tuple[Outcome, ...]:
+    """Finish what a crash interrupted. A half-filled trash entry whose transcript already
+    moved (it moves last) is complete; one whose session this run removes anyway is completed
+    by that removal; any other goes back where it came from, so no session stays split."""
+    outcomes = []
+    for slot, manifest in list_trash(home).incomplete:
+        key = SessionKey(manifest.project, manifest.session_id)
+        origin = config_dir / manifest.transcript
+        if os.path.lexists(slot / manifest.transcript) and not os.path.lexists(origin):
+            _write_manifest(slot, replace(manifest, complete=True, trashed_at=now))
+            outcomes.append(
+                Outcome(
+                    manifest.session_id,
+                    Action.TRASH,
+                    Action.TRASH,
+                    Reason.EXPIRED,
+                    "completed a move a previous run started",
+                )
+            )
+        elif key not in removing:
+            try:
+                undelete(home, config_dir, manifest.session_id, now=now, keep_mtime=True)
+            except (ScrubberError, OSError) as error:
+                outcomes.append(
+                    Outcome(
+                        manifest.session_id,
+                        Action.TRASH,
+                        Action.KEEP,
+                        Reason.FAILED,
+                        f"a half-moved session could not be put back: {_describe(error)}",
+                        error=True,
+                    )
+                )
+            else:
+                outcomes.append(
+                    Outcome(
+                        manifest.session_id,
+                        Action.TRASH,
+                        Action.KEEP,
+                        Reason.FAILED,
+                        "put back the part a previous run had moved",
+                    )
+                )
+    return tuple(outcomes)
+
+
+def _purge_trash(
+    slot: Path,
+    session_id: str,
+    plan: RetentionPlan,
+    index: ArchiveIndex,
+    pins_now: Callable[[], Pins],
+) -> Outcome:
+    def kept(reason: Reason, detail: str | None = None, *, error: bool = False) -> Outcome:
+        return Outcome(session_id, Action.PURGE, Action.KEEP, reason, detail, error)
+
+    try:
+        manifest = read_trash_manifest(slot)
+    except TrashError as error:
+        return kept(Reason.FAILED, error.message, error=True)
+    if _pinned_now(pins_now, manifest.subject):
+        return kept(Reason.PINNED)
+    if plan.rules.require_archive:
+        # Trash is still local data: it goes for good only while its archive verifies.
+        try:
+            verified = manifest.archive_ref is not None and index.verify(manifest.archive_ref)
+        except (ScrubberError, OSError):
+            verified = False
+        if not verified:
+            return kept(Reason.NO_VERIFIED_ARCHIVE, "its archive is missing or fails verification")
+    try:
+        pins = pins_now()
+        purge_trash_slot(slot, pins)
+    except (ScrubberError, OSError) as error:
+        return kept(Reason.FAILED, _describe(error), error=True)
+    return Outcome(session_id, Action.PURGE, Action.PURGE, Reason.EXPIRED)
+
+
+def _purge_archive(
+    ref: str, facts: ArchiveFacts | None, index: ArchiveIndex, pins_now: Callable[[], Pins]
+) -> Outcome:
+    def kept(reason: Reason, detail: str | None = None, *, error: bool = False) -> Outcome:
+        return Outcome(ref, Action.PURGE, Action.KEEP, reason, detail, error)
+
+    if facts is None:
+        return kept(Reason.FAILED, "no longer listed")
+    try:
+        pins = pins_now()
+    except ScrubberError:
+        return kept(Reason.PINNED, "pins unreadable")
+    # The plan enriched the subject with local facts; here the sidecar's own are checked too.
+    if not select_deletable([facts], pins, lambda f: f.subject).deletable:
+        return kept(Reason.PINNED)
+    try:
+        index.remove(ref)
+    except (ScrubberError, OSError) as error:
+        return kept(Reason.FAILED, _describe(error), error=True)
+    return Outcome(ref, Action.PURGE, Action.PURGE, Reason.EXPIRED)
+
+
+# --- the activity log and the healthcheck ---------------------------------------------------
+
+
+def append_activity(home: Path, record: Mapping[str, object]) -> None:
+    """One JSON line in `$SCRUB_HOME/log/activity.jsonl` (0600), appended in one write."""
+    log = paths.activity_log(home)
+    paths.ensure_private_dir(log.parent)
+    line = json.dumps(record, ensure_ascii=False, separators=(",", ":"), default=str) + "\n"
+    fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        os.write(fd, line.encode())
+    finally:
+        os.close(fd)
+
+
+def ping_healthcheck(url: str, *, timeout: float = HEALTHCHECK_TIMEOUT) -> str | None:
+    """GET the healthcheck URL; None on success, else a short reason. Never raises, and never
+    puts the URL in its answer: such URLs carry their own token."""
+    if not url.lower().startswith(("http://", "https://")):
+        return "not an http(s) URL"
+    request = urllib.request.Request(  # noqa: S310 - the scheme is checked just above
+        url, headers={"User-Agent": f"scrubber/{__version__}"}
+    )
+    started = time.monotonic()
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310
+            response.read(4096)
+    except urllib.error.HTTPError as error:
+        return f"HTTP {error.code}"
+    except urllib.error.URLError as error:
+        # The reason's type only (timeout, gaierror, ConnectionRefusedError): its text may
+        # quote the host or the URL.
+        return f"unreachable ({type(error.reason).__name__})"
+    except Exception as error:  # a healthcheck must never fail the run
+        return type(error).__name__
+    if time.monotonic() - started > timeout:
+        return "timed out"
+    return None

@@ -1,0 +1,556 @@
+"""The retention plan: entries + rules + now -> one decision per session, trash and archive.
+
+Pure: no files, no clock. Sessions come in through `RetentionEntry` (discovery's `SessionInfo`
+satisfies it as is), archive state as a mapping computed at the edge, trashed sessions and
+archives as small values. The plan never depends on the order of its inputs: every group is
+sorted on a total order (time, then project and id) before anything is ranked or capped, and
+every output is sorted by key.
+
+A session's age is the newest `timestamp` inside it, its mtime when it has none; times in the
+future count as now (some Claude Code releases rewrite mtimes in bulk; clocks skew).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from enum import StrEnum
+from types import MappingProxyType
+from typing import Protocol
+
+from scrubber.policy.model import Pins, RetentionPolicy
+from scrubber.retention.rules import (
+    KEEP_RULES,
+    WARNING_REASONS,
+    ArchiveStatus,
+    Candidate,
+    Reason,
+    RuleContext,
+    Subject,
+    select_deletable,
+)
+
+
+class RetentionEntry(Protocol):
+    """One session as retention sees it. `last_timestamp` is the newest timestamp inside."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def project(self) -> str: ...
+    @property
+    def cwd(self) -> str | None: ...
+    @property
+    def custom_title(self) -> str | None: ...
+    @property
+    def tags(self) -> tuple[str, ...]: ...
+    @property
+    def last_timestamp(self) -> datetime | None: ...
+    @property
+    def mtime(self) -> float: ...
+    @property
+    def size(self) -> int: ...
+    @property
+    def readable(self) -> bool: ...
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class SessionKey:
+    """A session's identity on disk: the same id can exist in two project folders (a copy)."""
+
+    project: str
+    session_id: str
+
+    def __str__(self) -> str:
+        return f"{self.project}/{self.session_id}"
+
+
+def key_of(entry: RetentionEntry) -> SessionKey:
+    return SessionKey(entry.project, entry.id)
+
+
+def subject_of(entry: RetentionEntry) -> Subject:
+    return Subject(entry.id, entry.project, entry.cwd, entry.custom_title, tuple(entry.tags))
+
+
+@dataclass(frozen=True, slots=True)
+class Periods:
+    """The retention period in days: one default, and per working directory where a
+    project's own Claude Code settings say otherwise."""
+
+    default: int
+    by_cwd: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
+
+    def days_for(self, cwd: str | None) -> int:
+        if cwd is None:
+            return self.default
+        return self.by_cwd.get(cwd, self.default)
+
+
+@dataclass(frozen=True, slots=True)
+class RetentionRules:
+    """Everything the plan needs besides the entries and the clock."""
+
+    periods: Periods
+    pins: Pins = field(default_factory=Pins)
+    keep_newest_per_project: int = 1
+    min_idle: timedelta = timedelta(minutes=60)
+    max_deletions: int = 50
+    require_archive: bool = False
+    can_archive: bool = False  # an archiver is configured (recipients known)
+    trash_days: int = 7
+    archive_days: int | None = None
+    force: bool = False  # lift the per-run cap
+
+    @classmethod
+    def from_policy(
+        cls,
+        retention: RetentionPolicy,
+        pins: Pins,
+        periods: Periods,
+        *,
+        can_archive: bool,
+        force: bool = False,
+    ) -> RetentionRules:
+        return cls(
+            periods=periods,
+            pins=pins,
+            keep_newest_per_project=retention.keep_newest_per_project,
+            min_idle=timedelta(minutes=retention.min_idle_minutes),
+            max_deletions=retention.max_deletions_per_run,
+            require_archive=retention.require_archive,
+            can_archive=can_archive,
+            trash_days=retention.trash_days,
+            archive_days=retention.archive_days,
+            force=force,
+        )
+
+
+class Action(StrEnum):
+    KEEP = "keep"
+    TRASH = "trash"
+    ARCHIVE_THEN_TRASH = "archive-then-trash"
+    PURGE = "purge"  # trash and archives: delete for good
+
+
+REMOVALS = frozenset({Action.TRASH, Action.ARCHIVE_THEN_TRASH})
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """What happens to one session, and why."""
+
+    key: SessionKey
+    action: Action
+    reason: Reason
+    last_activity: datetime  # clamped to now
+    days: int
+    size: int
+    mtime: float
+    pinned: bool
+    archive: ArchiveStatus
+
+    @property
+    def due_at(self) -> datetime:
+        return self.last_activity + timedelta(days=self.days)
+
+    @property
+    def removes(self) -> bool:
+        return self.action in REMOVALS
+
+    @property
+    def warning(self) -> bool:
+        """Retention was asked to remove this session and keeps it."""
+        return self.action is Action.KEEP and self.reason in WARNING_REASONS
+
+
+@dataclass(frozen=True, slots=True)
+class TrashedSession:
+    """A session in scrubber's trash, as its trash manifest describes it."""
+
+    session_id: str
+    project: str
+    trashed_at: datetime
+    subject: Subject
+
+
+@dataclass(frozen=True, slots=True)
+class TrashDecision:
+    session_id: str
+    project: str
+    action: Action  # PURGE or KEEP
+    reason: Reason
+    trashed_at: datetime
+    purge_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class ArchiveFacts:
+    """One archive file as its sidecar describes it. `ref` identifies it (its path)."""
+
+    ref: str
+    session_id: str
+    project: str | None
+    last_timestamp: datetime | None  # of the session version archived
+    created: datetime  # when the archive was written (file mtime as fallback)
+    subject: Subject  # what its clear fields say about pins
+
+
+@dataclass(frozen=True, slots=True)
+class ArchiveDecision:
+    ref: str
+    session_id: str
+    action: Action  # PURGE or KEEP
+    reason: Reason
+    expires_at: datetime | None  # None: archives are kept forever
+
+
+@dataclass(frozen=True, slots=True)
+class RetentionPlan:
+    now: datetime
+    rules: RetentionRules = field(repr=False)
+    sessions: tuple[Decision, ...]
+    trash: tuple[TrashDecision, ...] = ()
+    archives: tuple[ArchiveDecision, ...] = ()
+
+    @property
+    def removals(self) -> tuple[Decision, ...]:
+        return tuple(d for d in self.sessions if d.removes)
+
+    @property
+    def warnings(self) -> tuple[Decision, ...]:
+        return tuple(d for d in self.sessions if d.warning)
+
+    @property
+    def trash_purges(self) -> tuple[TrashDecision, ...]:
+        return tuple(t for t in self.trash if t.action is Action.PURGE)
+
+    @property
+    def archive_purges(self) -> tuple[ArchiveDecision, ...]:
+        return tuple(a for a in self.archives if a.action is Action.PURGE)
+
+    def decision(self, key: SessionKey) -> Decision | None:
+        for decision in self.sessions:
+            if decision.key == key:
+                return decision
+        return None
+
+
+# --- building the plan ----------------------------------------------------------------------
+
+
+def _clamp(moment: datetime, now: datetime) -> datetime:
+    return moment if moment <= now else now
+
+
+def _aware(moment: datetime) -> datetime:
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+_LATEST = datetime.max.replace(tzinfo=UTC)
+_EARLIEST = datetime.min.replace(tzinfo=UTC)
+
+
+def _mtime(entry: RetentionEntry) -> datetime:
+    try:
+        return datetime.fromtimestamp(entry.mtime, tz=UTC)
+    except (OverflowError, OSError, ValueError):
+        # An mtime beyond what datetime holds: the far future clamps to now where it matters.
+        return _LATEST if entry.mtime > 0 else _EARLIEST
+
+
+def _plus(moment: datetime, days: int) -> datetime:
+    try:
+        return moment + timedelta(days=days)
+    except OverflowError:
+        return _LATEST
+
+
+def last_activity(entry: RetentionEntry, now: datetime) -> datetime:
+    """The newest timestamp inside, else the mtime; never after `now`."""
+    moment = entry.last_timestamp
+    return _clamp(_aware(moment) if moment is not None else _mtime(entry), now)
+
+
+def _last_write(entry: RetentionEntry, now: datetime) -> datetime:
+    return max(last_activity(entry, now), _clamp(_mtime(entry), now))
+
+
+@dataclass(frozen=True, slots=True)
+class _Judged:
+    entry: RetentionEntry
+    key: SessionKey
+    candidate: Candidate
+    reason: Reason | None  # the keep reason, None when retention would remove it
+
+
+def _judge(
+    entries: Iterable[RetentionEntry],
+    rules: RetentionRules,
+    now: datetime,
+    archives: Mapping[SessionKey, ArchiveStatus],
+) -> list[_Judged]:
+    by_key: dict[SessionKey, RetentionEntry] = {}
+    for entry in entries:
+        key = key_of(entry)
+        if key in by_key:
+            raise ValueError(f"session {key} listed twice")
+        by_key[key] = entry
+    pinned = {
+        key_of(e)
+        for e in select_deletable(by_key.values(), rules.pins, subject_of).kept  # the selector
+    }
+    # Rank within each project, most recent first, on a total order.
+    projects: dict[str, list[SessionKey]] = {}
+    for key in by_key:
+        projects.setdefault(key.project, []).append(key)
+    rank: dict[SessionKey, int] = {}
+    for keys in projects.values():
+        keys.sort(
+            key=lambda k: (
+                last_activity(by_key[k], now),
+                _last_write(by_key[k], now),
+                k.session_id,
+            ),
+            reverse=True,
+        )
+        rank.update((k, i) for i, k in enumerate(keys))
+    context = RuleContext(now, rules.min_idle, rules.keep_newest_per_project)
+    judged = []
+    for key in sorted(by_key):
+        entry = by_key[key]
+        candidate = Candidate(
+            last_activity=last_activity(entry, now),
+            last_write=_last_write(entry, now),
+            readable=entry.readable,
+            pinned=key in pinned,
+            rank_in_project=rank[key],
+            days=rules.periods.days_for(entry.cwd),
+            archive=archives.get(key, ArchiveStatus.NONE),
+        )
+        judged.append(_Judged(entry, key, candidate, KEEP_RULES.reason(candidate, context)))
+    return judged
+
+
+def needs_archive_status(
+    entries: Iterable[RetentionEntry], rules: RetentionRules, now: datetime
+) -> frozenset[SessionKey]:
+    """The sessions whose archive state decides their fate: everything else is kept (or
+    removed) whatever its archives say, so the edge verifies only these."""
+    if not rules.require_archive:
+        return frozenset()
+    return frozenset(j.key for j in _judge(entries, rules, now, {}) if j.reason is None)
+
+
+def plan_retention(
+    entries: Iterable[RetentionEntry],
+    rules: RetentionRules,
+    now: datetime,
+    *,
+    archives: Mapping[SessionKey, ArchiveStatus] | None = None,
+    trashed: Iterable[TrashedSession] = (),
+    archive_files: Iterable[ArchiveFacts] = (),
+) -> RetentionPlan:
+    """Decide, for every session, trashed session and archive, what happens and why.
+
+    `archives` holds the archive state of the sessions `needs_archive_status` named; a session
+    missing from it has no archive.
+    """
+    now = _aware(now)
+    judged = _judge(entries, rules, now, archives or {})
+
+    # Removals first, then the cap: oldest go first, the rest wait for the next run.
+    removable: list[tuple[_Judged, Action, Reason]] = []
+    decided: dict[SessionKey, tuple[Action, Reason]] = {}
+    for item in judged:
+        if item.reason is not None:
+            decided[item.key] = (Action.KEEP, item.reason)
+        elif not rules.require_archive or item.candidate.archive is ArchiveStatus.VERIFIED:
+            removable.append((item, Action.TRASH, Reason.EXPIRED))
+        elif rules.can_archive:
+            removable.append((item, Action.ARCHIVE_THEN_TRASH, Reason.EXPIRED))
+        else:
+            decided[item.key] = (Action.KEEP, Reason.NO_VERIFIED_ARCHIVE)
+    removable.sort(key=lambda r: (r[0].candidate.last_activity, r[0].key))
+    for index, (item, action, reason) in enumerate(removable):
+        if index >= rules.max_deletions and not rules.force:
+            decided[item.key] = (Action.KEEP, Reason.OVER_CAP)
+        else:
+            decided[item.key] = (action, reason)
+
+    sessions = tuple(
+        Decision(
+            key=item.key,
+            action=decided[item.key][0],
+            reason=decided[item.key][1],
+            last_activity=item.candidate.last_activity,
+            days=item.candidate.days,
+            size=item.entry.size,
+            mtime=item.entry.mtime,
+            pinned=item.candidate.pinned,
+            archive=item.candidate.archive,
+        )
+        for item in judged
+    )
+    trashed = tuple(trashed)
+    local = {item.key.session_id: subject_of(item.entry) for item in judged}
+    return RetentionPlan(
+        now=now,
+        rules=rules,
+        sessions=sessions,
+        trash=_plan_trash(trashed, rules, now),
+        archives=_plan_archives(tuple(archive_files), rules, now, local, trashed),
+    )
+
+
+def _plan_trash(
+    trashed: tuple[TrashedSession, ...], rules: RetentionRules, now: datetime
+) -> tuple[TrashDecision, ...]:
+    seen: set[tuple[str, str]] = set()
+    for item in trashed:
+        if (item.project, item.session_id) in seen:
+            raise ValueError(f"trashed session {item.session_id} listed twice")
+        seen.add((item.project, item.session_id))
+    kept = {id(t) for t in select_deletable(trashed, rules.pins, lambda t: t.subject).kept}
+    decisions = []
+    for item in trashed:
+        trashed_at = _clamp(_aware(item.trashed_at), now)
+        purge_at = trashed_at + timedelta(days=rules.trash_days)
+        if id(item) in kept:
+            action, reason = Action.KEEP, Reason.PINNED
+        elif now >= purge_at:
+            action, reason = Action.PURGE, Reason.EXPIRED
+        else:
+            action, reason = Action.KEEP, Reason.IN_GRACE
+        decisions.append(
+            TrashDecision(item.session_id, item.project, action, reason, trashed_at, purge_at)
+        )
+    return tuple(sorted(decisions, key=lambda d: (d.project, d.session_id)))
+
+
+def _plan_archives(
+    files: tuple[ArchiveFacts, ...],
+    rules: RetentionRules,
+    now: datetime,
+    local: Mapping[str, Subject],
+    trashed: tuple[TrashedSession, ...],
+) -> tuple[ArchiveDecision, ...]:
+    refs = [f.ref for f in files]
+    if len(set(refs)) != len(refs):
+        raise ValueError("an archive is listed twice")
+    in_trash = {t.session_id: t.subject for t in trashed}
+
+    def basis(facts: ArchiveFacts) -> datetime:
+        moment = facts.last_timestamp or facts.created
+        return _clamp(_aware(moment), now)
+
+    newest: dict[str, ArchiveFacts] = {}
+    for facts in sorted(files, key=lambda f: (basis(f), _aware(f.created), f.ref)):
+        newest[facts.session_id] = facts  # the last one wins: the newest
+
+    def subject(facts: ArchiveFacts) -> Subject:
+        # What we know of the session locally beats what the sidecar keeps in clear.
+        return local.get(facts.session_id) or in_trash.get(facts.session_id) or facts.subject
+
+    kept = {f.ref for f in select_deletable(files, rules.pins, subject).kept}
+    unknown = {f.ref for f in select_deletable(files, rules.pins, subject).unknown}
+    decisions = []
+    for facts in files:
+        expires_at = (
+            None
+            if rules.archive_days is None
+            else basis(facts) + timedelta(days=rules.archive_days)
+        )
+        protects = newest[facts.session_id] is facts and (
+            facts.session_id in local or facts.session_id in in_trash
+        )
+        if expires_at is None or now < expires_at:
+            action, reason = Action.KEEP, Reason.NOT_EXPIRED
+        elif facts.ref in unknown:
+            action, reason = Action.KEEP, Reason.PIN_UNKNOWN
+        elif facts.ref in kept:
+            action, reason = Action.KEEP, Reason.PINNED
+        elif protects:
+            action, reason = Action.KEEP, Reason.PROTECTS_SESSION
+        else:
+            action, reason = Action.PURGE, Reason.EXPIRED
+        decisions.append(ArchiveDecision(facts.ref, facts.session_id, action, reason, expires_at))
+    return tuple(sorted(decisions, key=lambda d: d.ref))
+
+
+# --- forecasts (for `scrub sessions` and `scrub doctor`) ---------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Forecast:
+    """When each clock would remove a session, if nothing changes in the meantime.
+
+    `retention_at` is None when scrubber's retention never removes it as things stand (pinned,
+    unreadable, the newest of its project); `claude_sweep_at` is None when Claude Code's sweep
+    is paused (its settings cannot be read). Claude Code's sweep keys on the file mtime only and
+    ignores pins; both times can be in the past ("at the next run").
+    """
+
+    key: SessionKey
+    last_activity: datetime
+    size: int
+    pinned: bool
+    retention_at: datetime | None
+    retention_note: Reason | None  # why retention_at is None, or why it is later than due
+    claude_sweep_at: datetime | None
+
+    @property
+    def urgency(self) -> datetime:
+        """The earlier of the two removal times (datetime.max when neither applies)."""
+        times = [t for t in (self.retention_at, self.claude_sweep_at) if t is not None]
+        return min(times) if times else _LATEST
+
+    @property
+    def claude_first(self) -> bool:
+        """Claude Code's sweep would remove it before (or instead of) scrubber's retention:
+        with no archive and no trash, and whatever the pins say."""
+        if self.claude_sweep_at is None:
+            return False
+        return self.retention_at is None or self.claude_sweep_at < self.retention_at
+
+
+def forecast(
+    entries: Iterable[RetentionEntry],
+    rules: RetentionRules,
+    now: datetime,
+    claude_periods: Periods | None,
+) -> tuple[Forecast, ...]:
+    """For each session: when retention and Claude Code's own sweep would remove it."""
+    now = _aware(now)
+    result = []
+    for item in _judge(entries, rules, now, {}):
+        candidate = item.candidate
+        note: Reason | None = None
+        retention_at: datetime | None
+        if candidate.pinned or not candidate.readable:
+            retention_at, note = None, (Reason.PINNED if candidate.pinned else Reason.UNREADABLE)
+        elif candidate.rank_in_project < rules.keep_newest_per_project:
+            retention_at, note = None, Reason.NEWEST_IN_PROJECT
+        else:
+            due = candidate.due_at()
+            idle_until = candidate.last_write + rules.min_idle
+            retention_at = max(due, idle_until)
+            if idle_until > due:
+                note = Reason.ACTIVE
+        sweep_at = None
+        if claude_periods is not None:
+            days = claude_periods.days_for(item.entry.cwd)
+            sweep_at = _plus(_mtime(item.entry), days)
+        result.append(
+            Forecast(
+                key=item.key,
+                last_activity=candidate.last_activity,
+                size=item.entry.size,
+                pinned=candidate.pinned,
+                retention_at=retention_at,
+                retention_note=note,
+                claude_sweep_at=sweep_at,
+            )
+        )
+    return tuple(result)
