@@ -25,7 +25,12 @@ from scrubber.detection.detector import PLAIN
 from scrubber.detection.scan import FileScan, LineScan, SecretScanner
 from scrubber.errors import BusyError, InputError, ScrubberError, UsageError
 from scrubber.policy.model import ThinkingMode
-from scrubber.redaction.rewrite import RewriteError, rewrite_json_line, rewrite_text_line
+from scrubber.redaction.rewrite import (
+    RewriteError,
+    replace_spans,
+    rewrite_json_line,
+    rewrite_text_line,
+)
 from scrubber.transcript.jsonl import (
     LineProblem,
     RawLine,
@@ -149,15 +154,8 @@ def redact_text(text: str, scanner: SecretScanner, result: FileRedaction) -> str
     if not found:
         return text
     result.replaced += len(found)
-    pieces: list[str] = []
-    cursor = 0
-    for item in sorted(found, key=lambda f: f.hit.start):
-        pieces.append(text[cursor : item.hit.start])
-        pieces.append(item.placeholder)
-        cursor = item.hit.end
-        result.by_kind[item.hit.kind] += 1
-    pieces.append(text[cursor:])
-    return "".join(pieces)
+    result.by_kind.update(item.hit.kind for item in found)
+    return replace_spans(text, sorted((f.hit.start, f.hit.end, f.placeholder) for f in found))
 
 
 def redact_text_stream(

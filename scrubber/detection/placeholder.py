@@ -1,16 +1,84 @@
-"""TEMPORARY: replaced by the placeholder module from the redaction work (moved here so that
-detection, which must recognise placeholders, never imports redaction)."""
+"""The one placeholder format: `[REDACTED:<kind>:<8 hex>]`.
+
+A placeholder says what was there (the finding's kind) and which secret it was (the first 8 hex
+characters of its keyed fingerprint, so the same secret gets the same placeholder everywhere and
+a user can match a placeholder to a finding in a report) without saying anything about the value.
+
+This module owns the format: nothing else builds or recognises placeholders by hand. It never
+computes fingerprints; the caller passes the keyed HMAC it already has.
+
+Redaction must be idempotent: a second run over a redacted file must find nothing. A detector
+that sees `API_KEY=[REDACTED:…]` would happily flag the placeholder as the key's value, so
+callers run `mask_placeholders` before any detector: each placeholder becomes the same number of
+spaces, so code-point spans found in the masked text are valid in the original text too.
+"""
 
 from __future__ import annotations
 
 import re
 
-PLACEHOLDER_RE = re.compile(r"\[REDACTED:[a-z0-9-]{1,64}:[0-9a-f]{8}\]")
+PLACEHOLDER_PREFIX = "[REDACTED:"
+SHORT_FINGERPRINT_LENGTH = 8
+
+# Kinds are kebab-case words ("aws-access-key", "dotenv-value"): lower-case letters and digits,
+# joined by single dashes. The same pattern both validates and recognises, so every text that
+# PLACEHOLDER_RE matches is a text make_placeholder could have produced.
+_KIND = r"[a-z0-9]+(?:-[a-z0-9]+)*"
+_KIND_RE = re.compile(_KIND)
+_FINGERPRINT_RE = re.compile(r"[0-9a-f]{8,}")
+
+PLACEHOLDER_RE = re.compile(r"\[REDACTED:(?P<kind>" + _KIND + r"):(?P<short>[0-9a-f]{8})\]")
+
+
+class PlaceholderError(ValueError):
+    """A kind or fingerprint that cannot go into a placeholder.
+
+    The message never repeats the rejected text: a caller that mixed up its arguments might
+    have passed the secret itself.
+    """
+
+
+def is_valid_kind(kind: str) -> bool:
+    """Whether `kind` is kebab-case and so can name a finding and a placeholder."""
+    return _KIND_RE.fullmatch(kind) is not None
 
 
 def make_placeholder(kind: str, fingerprint: str) -> str:
-    return f"[REDACTED:{kind}:{fingerprint[:8]}]"
+    """The placeholder for a finding of `kind` whose keyed fingerprint (lower-case hex) is given."""
+    if not is_valid_kind(kind):
+        raise PlaceholderError(
+            f"a finding kind must be kebab-case ([a-z0-9] words joined by '-'); "
+            f"got {len(kind)} characters that are not"
+        )
+    if _FINGERPRINT_RE.fullmatch(fingerprint) is None:
+        raise PlaceholderError(
+            f"a fingerprint must be at least {SHORT_FINGERPRINT_LENGTH} lower-case hex "
+            f"characters; got {len(fingerprint)} characters that are not"
+        )
+    return f"{PLACEHOLDER_PREFIX}{kind}:{fingerprint[:SHORT_FINGERPRINT_LENGTH]}]"
+
+
+def parse_placeholder(text: str) -> tuple[str, str] | None:
+    """(kind, short fingerprint) when the whole of `text` is one placeholder, else None."""
+    match = PLACEHOLDER_RE.fullmatch(text)
+    if match is None:
+        return None
+    return match["kind"], match["short"]
+
+
+def placeholder_spans(text: str) -> list[tuple[int, int]]:
+    """[start, end) code-point spans of every placeholder in `text`, in order."""
+    if PLACEHOLDER_PREFIX not in text:  # the common case: a plain substring test is cheap
+        return []
+    return [match.span() for match in PLACEHOLDER_RE.finditer(text)]
+
+
+def _blank(match: re.Match[str]) -> str:
+    return " " * (match.end() - match.start())
 
 
 def mask_placeholders(text: str) -> str:
-    return PLACEHOLDER_RE.sub(lambda m: " " * len(m.group()), text)
+    """`text` with every placeholder replaced by as many spaces, so spans keep their meaning."""
+    if PLACEHOLDER_PREFIX not in text:
+        return text
+    return PLACEHOLDER_RE.sub(_blank, text)
