@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -127,18 +127,19 @@ def _line_blocks(stream: BinaryIO) -> Iterator[bytes]:
         pending = [block[cut:]] if cut < len(block) else []
 
 
-def _lines_with(block: bytes, markers: tuple[bytes, ...]) -> list[bytes]:
-    """The lines of `block` that hold any of `markers`, in file order, each once."""
+def _lines_with(block: bytes, markers: tuple[bytes, ...], start: int = 0) -> list[bytes]:
+    """The lines of `block` (from `start`, a line start) that hold any of `markers`, in file
+    order, each once."""
     found: dict[int, int] = {}
     for marker in markers:
-        at = block.find(marker)
+        at = block.find(marker, start)
         while at != -1:
-            start = block.rfind(b"\n", 0, at) + 1
+            begin = block.rfind(b"\n", 0, at) + 1
             end = block.find(b"\n", at)
             end = len(block) if end == -1 else end
-            found[start] = end
+            found[begin] = end
             at = block.find(marker, end)
-    return [block[start : found[start]] for start in sorted(found)]
+    return [block[begin : found[begin]] for begin in sorted(found)]
 
 
 def _lines_backwards(stream: BinaryIO, size: int) -> Iterator[bytes]:
@@ -161,8 +162,16 @@ def _lines_backwards(stream: BinaryIO, size: int) -> Iterator[bytes]:
         yield b"".join(reversed(pending))
 
 
-def _last_timestamp(stream: BinaryIO, size: int) -> datetime | None:
-    for count, line in enumerate(_lines_backwards(stream, size)):
+def _lines_from_the_end(block: bytes) -> Iterator[bytes]:
+    end = len(block)
+    while end >= 0:
+        start = block.rfind(b"\n", 0, end) + 1
+        yield block[start:end]
+        end = start - 1
+
+
+def _last_timestamp_in(lines_from_the_end: Iterable[bytes]) -> datetime | None:
+    for count, line in enumerate(lines_from_the_end):
         if count >= _TAIL_MAX_LINES:
             return None
         if _TIMESTAMP_MARKER in line:
@@ -189,38 +198,52 @@ def read_metadata(path: Path) -> TranscriptMetadata:
     tags: dict[str, None] = {}
     first: datetime | None = None
 
+    def take(line: bytes) -> None:
+        nonlocal first, cwd, session_id, custom_title, summary, ai_title
+        value = _top_level(line)
+        if value is None:
+            return
+        record = Record(value)
+        first = first or record.timestamp
+        cwd = cwd or record.cwd or None  # an empty string is no cwd
+        session_id = session_id or record.session_id or None
+        kind = record.type
+        if kind == "custom-title":
+            custom_title = record.custom_title or custom_title
+        elif kind == "summary":
+            summary = record.summary or summary
+        elif kind == "ai-title":
+            ai_title = record.ai_title or ai_title
+        elif kind == "tag":
+            tags.update(dict.fromkeys(record.tags))
+
     with path.open("rb") as stream:
-        for block in _line_blocks(stream):
-            head_done = first is not None and cwd is not None and session_id is not None
-            markers: tuple[bytes, ...] = _TITLE_MARKERS
-            if not head_done:
-                markers += (_TIMESTAMP_MARKER, _CWD_MARKER, _SESSION_ID_MARKER)
-            for line in _lines_with(block, markers):
-                wanted = any(marker in line for marker in _TITLE_MARKERS) or (
+        whole: bytes | None = None
+        for count, block in enumerate(_line_blocks(stream)):
+            whole = block if count == 0 else None
+            position = 0
+            # The head, line by line, until cwd, sessionId and a first timestamp are known
+            # (usually the first record or two).
+            while position < len(block) and (first is None or cwd is None or session_id is None):
+                end = block.find(b"\n", position)
+                end = len(block) if end == -1 else end
+                line = block[position:end]
+                position = end + 1
+                if (
                     (first is None and _TIMESTAMP_MARKER in line)
                     or (cwd is None and _CWD_MARKER in line)
                     or (session_id is None and _SESSION_ID_MARKER in line)
-                )
-                if not wanted:
-                    continue
-                value = _top_level(line)
-                if value is None:
-                    continue
-                record = Record(value)
-                first = first or record.timestamp
-                cwd = cwd or record.cwd or None  # an empty string is no cwd
-                session_id = session_id or record.session_id or None
-                kind = record.type
-                if kind == "custom-title":
-                    custom_title = record.custom_title or custom_title
-                elif kind == "summary":
-                    summary = record.summary or summary
-                elif kind == "ai-title":
-                    ai_title = record.ai_title or ai_title
-                elif kind == "tag":
-                    tags.update(dict.fromkeys(record.tags))
-        size = stream.tell()
-        last = _last_timestamp(stream, size) if first is not None else None
+                    or any(marker in line for marker in _TITLE_MARKERS)
+                ):
+                    take(line)
+            for line in _lines_with(block, _TITLE_MARKERS, position):
+                take(line)
+        if first is None:
+            last = None
+        elif whole is not None:  # a small file, already in memory
+            last = _last_timestamp_in(_lines_from_the_end(whole))
+        else:
+            last = _last_timestamp_in(_lines_backwards(stream, stream.tell()))
 
     return TranscriptMetadata(
         session_id=session_id,

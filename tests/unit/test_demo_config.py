@@ -37,6 +37,11 @@ def tree(config: Path) -> dict[str, bytes]:
     }
 
 
+def digests(config: Path) -> dict[str, str]:
+    """File name -> SHA-256: what a failing comparison may show (the bytes hold secrets)."""
+    return {name: hashlib.sha256(data).hexdigest() for name, data in tree(config).items()}
+
+
 def holds(data: bytes | str, secret: Planted) -> bool:
     text = data if isinstance(data, str) else data.decode("utf-8", "replace")
     return any(needle in text for needle in secret.needles())
@@ -56,11 +61,11 @@ def test_same_seed_same_bytes_other_seed_other_bytes(tmp_path: Path) -> None:
     a = build_demo_config(tmp_path / "a", seed=1)
     b = build_demo_config(tmp_path / "b", seed=1)
     c = build_demo_config(tmp_path / "c", seed=2)
-    assert tree(a) == tree(b)
+    assert digests(a) == digests(b)
     assert {k: (a / k).stat().st_mtime for k in tree(a)} == {
         k: (b / k).stat().st_mtime for k in tree(b)
     }
-    assert tree(a) != tree(c)
+    assert digests(a) != digests(c)
     assert [s.kind for s in planted_secrets(seed=1)] == [s.kind for s in planted_secrets(seed=1)]
 
 
@@ -121,10 +126,12 @@ def test_tool_shapes_match_claude_code(demo: tuple[Path, Any]) -> None:
                 assert set(file) == {"filePath", "content", "numLines", "startLine", "totalLines"}
                 numbered = result.text().split("\n")
                 raw = file["content"].split("\n")
-                assert numbered == [f"{n}\t{line}" for n, line in enumerate(raw, start=1)]
+                prefixed = numbered == [f"{n}\t{line}" for n, line in enumerate(raw, start=1)]
+                assert prefixed, "Read output lacks N\\t prefixes"
             elif call.name == "Bash" and result.is_error:
                 assert isinstance(output, str) and output.startswith("Error: Exit code ")
-                assert result.text() == output
+                same = result.text() == output
+                assert same, "error text differs between tool_result and toolUseResult"
                 seen["bash-error"] = 1
             elif call.name == "Bash":
                 assert isinstance(output, dict)
@@ -147,10 +154,12 @@ def test_tool_shapes_match_claude_code(demo: tuple[Path, Any]) -> None:
                     "structuredPatch",
                 } <= set(output)
                 assert output["structuredPatch"][0]["lines"]
-                assert output["newString"] == inputs[call.id]["new_string"]
+                same = output["newString"] == inputs[call.id]["new_string"]
+                assert same, "Edit newString differs from the input"
             elif call.name == "Write":
                 assert isinstance(output, dict) and output["type"] == "create"
-                assert output["content"] == inputs[call.id]["content"]
+                same = output["content"] == inputs[call.id]["content"]
+                assert same, "Write content differs from the input"
     assert {"Read", "Bash", "Edit", "Write", "image", "bash-error", "persisted"} <= set(seen)
     kinds = {r.type for r in read_records(path)}
     assert {
@@ -172,7 +181,8 @@ def test_secrets_sit_where_the_manifest_says(demo: tuple[Path, Any]) -> None:
     for secret in manifest.secrets:
         assert secret.files, secret.kind
         for name, data in files.items():
-            assert holds(data, secret) == (name in secret.files), (secret.kind, name)
+            found = holds(data, secret)  # a variable: pytest must not show the data
+            assert found == (name in secret.files), (secret.kind, name)
     kinds = by_kind(manifest.secrets)
     assert set(kinds) == {
         "dotenv-value",
@@ -246,7 +256,8 @@ def test_decoys_are_present_and_are_not_secrets(demo: tuple[Path, Any]) -> None:
     values = {s.value for s in manifest.secrets}
     for decoy in manifest.decoys:
         assert decoy.files, decoy.kind
-        assert decoy.value not in values
+        is_secret = decoy.value in values
+        assert not is_secret, decoy.kind
     cert = next(d for d in manifest.decoys if d.kind == "certificate")
     assert cert.value.startswith("-----BEGIN CERTIFICATE-----")
 
@@ -278,7 +289,8 @@ def test_github_token_checksum_is_consistent() -> None:
     value = 0
     for char in check:
         value = value * 62 + alphabet.index(char)
-    assert len(token) == 40 and value == zlib.crc32(body.encode())
+    well_formed = len(token) == 40 and value == zlib.crc32(body.encode())
+    assert well_formed
 
 
 def test_more_sessions_and_none(tmp_path: Path) -> None:
@@ -307,7 +319,8 @@ def test_large_transcript_is_realistic_and_deterministic(tmp_path: Path) -> None
     # about one secret per 200 lines
     assert big.lines / 400 < len({n for _, n in planted}) < big.lines / 60
     for secret, number in planted:
-        assert holds(lines[number - 1].raw.data, secret), (secret.kind, number)
+        found = holds(lines[number - 1].raw.data, secret)
+        assert found, (secret.kind, number)
     # the seven kinds take turns
     assert len({s.kind for s in big.secrets}) == min(7, len(big.secrets))
     assert not any(s.value in repr(big) for s in big.secrets)
