@@ -20,7 +20,8 @@ _ENV_NAME = re.compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$|^[A-Z_]+$")
 
 def _not_a_credential(value: str) -> bool:
     return (
-        is_trivial(value)
+        value[0] in "<[{("
+        or is_trivial(value)
         or looks_like_code(value)
         or bool(_ENV_NAME.match(value))
         or not looks_token_like(value, min_length=8)

@@ -23,7 +23,8 @@ _VALUE = r"""(['"]?)(?P<secret>[^\s'"]{1,512})\1(?=[\s;&|)]|$)"""
 def _not_a_password(value: str) -> bool:
     # `--password -u x`: the next flag, not a value.
     flag = re.fullmatch(r"-[A-Za-z]|--[A-Za-z][\w-]*", value) is not None
-    return is_trivial(value) or flag or "=" in value.rstrip("=")
+    bracketed = value[0] in "<[{" or value[-1] in ">]}"  # `<password>`, `[PASSWORD]`
+    return is_trivial(value) or flag or bracketed or "=" in value.rstrip("=")
 
 
 def _tool_flag(

@@ -94,18 +94,59 @@ class NetrcContextRule:
 
 NETRC_CONTEXT_PASSWORD = NetrcContextRule()
 
-PGPASS_PASSWORD = PatternRule(
-    name="pgpass-password",
-    kind="pgpass-password",
-    # A line start: a real one, a JSON `\n`, a Read-tool prefix, or a grep `file:N:` prefix.
-    pattern=r"(?:^|\\n|→|(?<=\d)\t|pgpass[:-]\d{1,7}[:-])[ \t]*"
+# `host:port:database:user:password`, whole on its line. The line may start after a real
+# newline, a JSON `\n`, a Read-tool prefix (`     3→`, `3\t`) or a grep prefix (`.pgpass:3:`).
+_PGPASS_LINE = re.compile(
     r"(?:\*|[A-Za-z0-9_.\[\]-]*[A-Za-z.\[][A-Za-z0-9_.\[\]-]*):(?:\d{1,5}|\*):"
-    r"[^:\s\\]{1,128}:[^:\s\\]{1,128}:(?P<secret>" + _VALUE + r")(?=[ \t]*(?:\r?\n|\\[rn]|$))",
-    flags=re.MULTILINE,
-    anchors=(":",),
-    reference="postgresql.org/docs/current/libpq-pgpass.html",
-    reject=_reject_value,
+    r"[^:\s\\]{1,128}:[^:\s\\]{1,128}:(?P<secret>" + _VALUE + r")[ \t]*(?:\r?\n|\\[rn]|$)"
 )
+_PGPASS_PORT = re.compile(r":(?:\d{1,5}|\*):")
+_LINE_PREFIX = re.compile(r"(?:\\n|→|\d\t|pgpass[:-]\d{1,7}[:-])[ \t]*$")
+
+
+@dataclass(frozen=True, slots=True)
+class PgpassRule:
+    """Lines of a PostgreSQL password file, found from their `:port:` field."""
+
+    name: str = "pgpass-password"
+    kind: str = "pgpass-password"
+    anchors: tuple[str, ...] = (":",)
+    context_only: bool = False
+    reference: str = "postgresql.org/docs/current/libpq-pgpass.html"
+
+    def find(self, text: str, context: ScanContext) -> Iterator[Hit]:
+        # Searching for the port first is much faster than trying a line pattern everywhere:
+        # `re` has no fast path for a pattern that starts with an alternation of line starts.
+        resume = 0
+        for port in _PGPASS_PORT.finditer(text):
+            if port.start() < resume:
+                continue
+            line_start = text.rfind("\n", 0, port.start()) + 1
+            host_start = self._host_start(text, line_start, port.start())
+            if host_start < 0:
+                continue
+            line = _PGPASS_LINE.match(text, host_start)
+            if line is None:
+                continue
+            resume = line.end()
+            if not is_trivial(line.group("secret")):
+                yield Hit(line.start("secret"), line.end("secret"), self.kind, self.name)
+
+    @staticmethod
+    def _host_start(text: str, line_start: int, port_at: int) -> int:
+        """Where the host field begins, if what precedes it on the line is a line prefix."""
+        host_at = port_at
+        while host_at > line_start and text[host_at - 1] not in " \t:→\\":
+            host_at -= 1
+        if host_at > line_start and text[host_at - 1] == "\\" and text[host_at] in "nrt":
+            host_at += 1  # the `n` of a JSON `\n`
+        prefix = text[line_start:host_at]
+        if not prefix.strip() or _LINE_PREFIX.search(prefix):
+            return host_at
+        return -1
+
+
+PGPASS_PASSWORD = PgpassRule()
 
 
 def _not_docker_auth(value: str) -> bool:

@@ -19,6 +19,7 @@ from scrubber.detection.finding import Hit
 from scrubber.detection.rules.dotenv import read_value
 from scrubber.detection.rules.values import (
     has_char_classes,
+    is_public_material,
     is_trivial,
     looks_like_code,
     looks_like_locator,
@@ -85,6 +86,7 @@ _DATE = re.compile(
     r"^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?$"
 )
 _WORD_LIST = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]*(?:[,; ][A-Za-z][A-Za-z0-9_.-]*)+$")
+_NESTED_ASSIGNMENT = re.compile(r"^[A-Za-z_][\w.]*=")
 _PATH_LIST = re.compile(r"^[~.]?/[^:\s]*(?::[~.]?/[^:\s]*)+:?$")
 _LINE_START = r"(?:^|(?<=→)|(?<=\d\t))[ \t]*"
 _ENV_LINE = re.compile(
@@ -107,9 +109,14 @@ def _standard(name: str) -> bool:
     return upper in _STANDARD_NAMES or upper.startswith(_STANDARD_PREFIXES)
 
 
+_PUBLIC_WORDS = frozenset({"certificate", "cert", "ca", "crt", "public", "pub", "fingerprint"})
+
+
 def _about_something_else(name: str) -> bool:
     words = name_words(name)
-    return not words or words[-1] in _NOT_SECRET_LAST_WORDS
+    if not words or words[-1] in _NOT_SECRET_LAST_WORDS:
+        return True
+    return any(w in _PUBLIC_WORDS for w in words)
 
 
 def looks_like_value_secret(value: str) -> bool:
@@ -119,8 +126,10 @@ def looks_like_value_secret(value: str) -> bool:
         return False
     if _DATE.match(stripped) or _WORD_LIST.match(stripped) or _PATH_LIST.match(stripped):
         return False
-    if " " in stripped or looks_like_code(stripped):
+    if " " in stripped or looks_like_code(stripped) or is_public_material(stripped):
         return False
+    if _NESTED_ASSIGNMENT.match(stripped):
+        return False  # `Protocol=https;AccountName=…`: a connection string, judged by its parts
     return any(c.isdigit() for c in stripped) or has_char_classes(stripped, 2)
 
 

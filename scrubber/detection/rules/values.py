@@ -8,6 +8,7 @@ candidate value; none of them ever returns or logs the value itself.
 from __future__ import annotations
 
 import re
+from collections import Counter
 
 # `${VAR}`, `$VAR`, `$(cmd)`, `%(name)s`, `%s`, `{name}`, `{{ var }}`, `<your-token>`, `[REDACTED:…]`,
 # `#{var}` (Ruby), `@var@` (Maven filtering): references to a value kept elsewhere.
@@ -42,7 +43,7 @@ _LITERALS = frozenset(
         "secretstr", "unknown", "example", "sample", "dummy", "placeholder", "your_token",
         "your_password", "your-password", "your-token", "your_api_key", "api_key", "apikey",
         "env", "prompt", "ask", "input", "auto", "generated", "random", "todo", "tbd", "fixme",
-        "n/a", "na", "notset", "not_set", "unset", "bearer", "basic",
+        "n/a", "na", "notset", "not_set", "unset", "bearer", "basic", "pass", "user", "username",
     }
 )  # fmt: skip
 _NUMBER = re.compile(r"^[+-]?(?:\d[\d_,]*)?(?:\.\d+)?(?:[eE][+-]?\d+)?[kKmMgG%]?$")
@@ -51,7 +52,7 @@ _HEX_NUMBERS = re.compile(r"^(?:0x[0-9A-Fa-f]+|\d+)(?:[:.,/](?:0x[0-9A-Fa-f]+|\d
 # Code, not a literal: calls, subscripts, attribute chains, type annotations.
 _CODE = re.compile(
     r"""^(?:
-        [A-Za-z_][\w.]*\s*[(\[]                          # call or subscript: get_token(, env["X"]
+        [A-Za-z_][\w.]*\s*[(\[{]                         # call, subscript, struct literal
       | (?:self|this|cls|ctx|req|request|res|config|conf|cfg|settings|options|opts|args|params|
            props|process|os|env|window|document|app|data|os\.environ|import\.meta)\.[\w.\[\]'"]+
       | [a-z_][a-z0-9_]*(?:\.[A-Za-z_][\w]*)+              # attribute chain: config.db.password
@@ -76,11 +77,29 @@ _UUID = re.compile(r"^[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}$")
 
 
 def is_placeholder(value: str) -> bool:
-    """A reference to a value kept elsewhere, or an obvious filler (`${DB_PASS}`, `***`)."""
+    """A reference to a value kept elsewhere, or an obvious filler (`${DB_PASS}`, `***`), or a
+    value someone already cut short or blanked (`ops_eyJz...`, `…[Redacted]`)."""
     stripped = value.strip()
     if not stripped:
         return True
+    if stripped.endswith(("...", "…")) or "redacted" in stripped.lower():
+        return True
     return bool(_PLACEHOLDER.match(stripped) or _FILLER.match(stripped))
+
+
+# Public material that often sits under key-like names: certificates and public keys, raw or
+# base64-encoded once more (kubeconfig `certificate-authority-data`), SSH public keys.
+_PUBLIC_MATERIAL = re.compile(
+    r"^(?:-----BEGIN (?:CERTIFICATE|PUBLIC KEY|[A-Z ]*PUBLIC KEY|X509 CRL|CERTIFICATE REQUEST)"
+    r"|LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS|LS0tLS1CRUdJTiBQVUJMSUMgS0VZ|LS0tLS1CRUdJTiBSU0EgUFVCTElD"
+    r"|(?:ssh-(?:rsa|dss|ed25519)|ecdsa-sha2-nistp\d+|sk-(?:ssh-ed25519|ecdsa-sha2-nistp256)"
+    r"@openssh\.com) AAAA)"
+)
+
+
+def is_public_material(value: str) -> bool:
+    """A certificate or a public key (PEM, base64 PEM, or OpenSSH `authorized_keys` form)."""
+    return bool(_PUBLIC_MATERIAL.match(value.strip()))
 
 
 # Six of the characters documentation uses to blank a token out. (Not `A`: base64 of binary
@@ -96,11 +115,9 @@ def is_filler(value: str) -> bool:
     """
     if _RUN.search(value):
         return True
-    alnum = [c for c in value if c.isalnum()]
-    if len(alnum) < 8:
-        return False
-    most = max(alnum.count(c) for c in set(alnum))
-    return most * 2 > len(alnum)
+    counts = Counter(c for c in value if c.isalnum())
+    total = sum(counts.values())
+    return total >= 8 and counts.most_common(1)[0][1] * 2 > total
 
 
 def is_trivial(value: str) -> bool:
