@@ -1,0 +1,352 @@
+"""Durable SessionEnd jobs: one JSON file per session in `$SCRUB_HOME/spool/`.
+
+Standard library only, and only what the SessionEnd hook needs to start fast: the hook writes a
+job here and hands it to a detached worker; a crash or a reboot between the two loses nothing,
+because the next hook, `scrub worker` or the scheduled run finds the file.
+
+Layout:
+- `spool/<session-id>.json`   pending: one per session, so the plugin's hook and the one
+                              `scrub install` registered, both firing for one session, make one job
+- `spool/active/<id>.json`    claimed by the worker (moved there by rename, so a hook that
+                              re-queues the same session meanwhile writes a new pending file
+                              instead of one the worker is about to delete); a worker that dies
+                              leaves it there and the next one moves it back
+- `spool/failed/<id>.json`    impossible by configuration (no recipients, a policy that does not
+                              load): kept for `scrub doctor` and `scrub worker --retry-failed`
+
+Every write goes through a temp file and a rename, so a reader sees the old job or the new one.
+Job files hold paths, ids and times, never transcript content.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field, replace
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+from scrubber import paths
+
+JOB_FORMAT = 1
+# Claude Code's session ids are uuids; a few more characters are allowed for future shapes, but
+# never a path separator or a leading dot: the id becomes a file name.
+_SESSION_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
+_SUFFIX = ".json"
+# Text logs are rotated once past this size, keeping one old file: a hook writes ~150 bytes per
+# session, so this is years of sessions, and the log never fills a disk.
+LOG_ROTATE_BYTES = 4 << 20
+
+
+def valid_session_id(value: object) -> bool:
+    return isinstance(value, str) and bool(_SESSION_ID_RE.fullmatch(value)) and ".." not in value
+
+
+class SpoolState(Enum):
+    PENDING = "pending"
+    ACTIVE = "active"
+    FAILED = "failed"
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    """What the worker must do for one ended session, and how far it got."""
+
+    session_id: str
+    transcript_path: str
+    reason: str = "other"
+    cwd: str | None = None
+    ended_at: float = 0.0  # epoch seconds when the hook ran
+    # The transcript as the hook saw it (None: missing then). Two hooks for one session that
+    # see the same file are one job.
+    transcript_size: int | None = None
+    transcript_mtime_ns: int | None = None
+    attempts: int = 0  # failed attempts so far (transient errors)
+    not_before: float = 0.0  # epoch seconds; the worker leaves the job alone until then
+    done: tuple[str, ...] = ()  # actions already completed, so a re-run skips them
+    settle_waits: int = 0  # times the job was put back because the transcript kept changing
+    last_error: str | None = field(default=None)  # a short description, never a value
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format": JOB_FORMAT,
+            "session_id": self.session_id,
+            "transcript_path": self.transcript_path,
+            "reason": self.reason,
+            "cwd": self.cwd,
+            "ended_at": self.ended_at,
+            "transcript_size": self.transcript_size,
+            "transcript_mtime_ns": self.transcript_mtime_ns,
+            "attempts": self.attempts,
+            "not_before": self.not_before,
+            "done": list(self.done),
+            "settle_waits": self.settle_waits,
+            "last_error": self.last_error,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Job:
+        """Read a job file's content; raises ValueError on anything malformed."""
+        if data.get("format") != JOB_FORMAT:
+            raise ValueError("unknown job format")
+        session_id = data.get("session_id")
+        transcript = data.get("transcript_path")
+        if not isinstance(session_id, str) or not valid_session_id(session_id):
+            raise ValueError("job without a valid session id")
+        if not isinstance(transcript, str) or not transcript:
+            raise ValueError("job without a transcript path")
+
+        def opt_int(key: str) -> int | None:
+            value = data.get(key)
+            return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+        def num(key: str) -> float:
+            value = data.get(key, 0)
+            return float(value) if isinstance(value, int | float) else 0.0
+
+        done = data.get("done", [])
+        reason = data.get("reason")
+        cwd = data.get("cwd")
+        error = data.get("last_error")
+        return cls(
+            session_id=session_id,
+            transcript_path=transcript,
+            reason=reason if isinstance(reason, str) else "other",
+            cwd=cwd if isinstance(cwd, str) else None,
+            ended_at=num("ended_at"),
+            transcript_size=opt_int("transcript_size"),
+            transcript_mtime_ns=opt_int("transcript_mtime_ns"),
+            attempts=opt_int("attempts") or 0,
+            not_before=num("not_before"),
+            done=tuple(d for d in done if isinstance(d, str)) if isinstance(done, list) else (),
+            settle_waits=opt_int("settle_waits") or 0,
+            last_error=error if isinstance(error, str) else None,
+        )
+
+    def same_transcript_as(self, other: Job) -> bool:
+        return (
+            self.transcript_path == other.transcript_path
+            and self.transcript_size == other.transcript_size
+            and self.transcript_mtime_ns == other.transcript_mtime_ns
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class SpooledJob:
+    job: Job
+    state: SpoolState
+    path: Path
+
+
+class EnqueueResult(Enum):
+    QUEUED = "queued"
+    REPLACED = "replaced"  # a pending job for the session was there: the new one replaces it
+    DUPLICATE = "duplicate"  # the same session and transcript are already queued or in work
+
+
+def write_json_atomic(path: Path, data: Mapping[str, Any], *, fsync: bool = True) -> None:
+    """Write `data` as JSON through a temp file and a rename (0600).
+
+    A stdlib-only twin of transcript.jsonl.atomic_write: the hook may not import the transcript
+    package (its optional orjson import costs start-up time the hook does not have).
+    """
+    payload = (json.dumps(data, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{time.monotonic_ns()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, paths.PRIVATE_FILE_MODE)
+    try:
+        try:
+            os.write(fd, payload)
+            if fsync:
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+        tmp.replace(path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+    if fsync:
+        _fsync_dir(path.parent)
+
+
+def _fsync_dir(folder: Path) -> None:
+    with contextlib.suppress(OSError):
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def append_log_line(path: Path, line: str) -> None:
+    """Append one line to a text log (0600), rotating it to `<name>.1` past LOG_ROTATE_BYTES.
+
+    One `write` on an O_APPEND descriptor: lines from concurrent hooks never interleave.
+    """
+    data = (line.rstrip("\n") + "\n").encode("utf-8", errors="replace")
+    path.parent.mkdir(parents=True, exist_ok=True, mode=paths.PRIVATE_DIR_MODE)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, paths.PRIVATE_FILE_MODE)
+    try:
+        if os.fstat(fd).st_size > LOG_ROTATE_BYTES:
+            with contextlib.suppress(OSError):
+                path.replace(path.with_name(path.name + ".1"))
+        os.write(fd, data)
+    finally:
+        os.close(fd)
+
+
+class Spool:
+    """The job folder of one scrubber home."""
+
+    def __init__(self, home: Path) -> None:
+        self.root = paths.spool_dir(home)
+        self.active_dir = self.root / "active"
+        self.failed_dir = self.root / "failed"
+
+    def _file(self, folder: Path, session_id: str) -> Path:
+        if not valid_session_id(session_id):
+            raise ValueError("not a valid session id")
+        return folder / f"{session_id}{_SUFFIX}"
+
+    def pending_path(self, session_id: str) -> Path:
+        return self._file(self.root, session_id)
+
+    def active_path(self, session_id: str) -> Path:
+        return self._file(self.active_dir, session_id)
+
+    def failed_path(self, session_id: str) -> Path:
+        return self._file(self.failed_dir, session_id)
+
+    def ensure(self) -> None:
+        for folder in (self.root, self.active_dir, self.failed_dir):
+            paths.ensure_private_dir(folder)
+
+    # -- the hook's side ----------------------------------------------------------------------
+
+    def enqueue(self, job: Job, *, fsync: bool = True) -> EnqueueResult:
+        """Record `job`, deduplicated by session id."""
+        paths.ensure_private_dir(self.root)
+        target = self.pending_path(job.session_id)
+        for existing_path in (target, self.active_path(job.session_id)):
+            existing = read_job(existing_path)
+            if existing is not None and existing.same_transcript_as(job):
+                return EnqueueResult.DUPLICATE
+        replaced = target.exists()
+        write_json_atomic(target, job.to_json(), fsync=fsync)
+        return EnqueueResult.REPLACED if replaced else EnqueueResult.QUEUED
+
+    # -- the worker's side --------------------------------------------------------------------
+
+    def jobs(self, state: SpoolState = SpoolState.PENDING) -> list[SpooledJob]:
+        """Jobs in one state, oldest first. Unreadable files are moved to failed/ (pending) or
+        skipped (failed/), so one bad file never blocks the queue."""
+        folder = {
+            SpoolState.PENDING: self.root,
+            SpoolState.ACTIVE: self.active_dir,
+            SpoolState.FAILED: self.failed_dir,
+        }[state]
+        found: list[SpooledJob] = []
+        for path in _job_files(folder):
+            job = read_job(path)
+            if job is None:
+                if state is not SpoolState.FAILED:
+                    self._quarantine(path)
+                continue
+            found.append(SpooledJob(job, state, path))
+        found.sort(key=lambda s: (s.job.ended_at, s.job.session_id))
+        return found
+
+    def claim(self, session_id: str) -> Job | None:
+        """Move a pending job to active/; None when another process took it first."""
+        paths.ensure_private_dir(self.active_dir)
+        source = self.pending_path(session_id)
+        target = self.active_path(session_id)
+        try:
+            source.replace(target)
+        except FileNotFoundError:
+            return None
+        _fsync_dir(self.root)
+        return read_job(target)
+
+    def save_progress(self, job: Job) -> None:
+        """Rewrite an active job (after each completed action)."""
+        write_json_atomic(self.active_path(job.session_id), job.to_json())
+
+    def complete(self, job: Job) -> None:
+        """The job fully succeeded (or has nothing left to do): remove it."""
+        self.active_path(job.session_id).unlink(missing_ok=True)
+        _fsync_dir(self.active_dir)
+
+    def release(self, job: Job) -> None:
+        """Put an active job back in the queue (to retry later), unless the hook queued a newer
+        one for the same session meanwhile: that one covers the newer transcript."""
+        active = self.active_path(job.session_id)
+        pending = self.pending_path(job.session_id)
+        if pending.exists():
+            active.unlink(missing_ok=True)
+            return
+        write_json_atomic(active, job.to_json())
+        # link + unlink rather than rename: a pending file written between the check and here
+        # must win, and a hard link never replaces an existing file.
+        with contextlib.suppress(FileExistsError):
+            pending.hardlink_to(active)
+        active.unlink(missing_ok=True)
+        _fsync_dir(self.root)
+
+    def fail(self, job: Job, why: str) -> Path:
+        """Park a job that cannot succeed as configured; `why` must hold no secret."""
+        paths.ensure_private_dir(self.failed_dir)
+        target = self.failed_path(job.session_id)
+        write_json_atomic(target, replace(job, last_error=why).to_json())
+        self.active_path(job.session_id).unlink(missing_ok=True)
+        return target
+
+    def recover(self) -> list[Job]:
+        """Move jobs a dead worker left in active/ back to pending (call under the worker lock)."""
+        recovered = []
+        for spooled in self.jobs(SpoolState.ACTIVE):
+            self.release(spooled.job)
+            recovered.append(spooled.job)
+        return recovered
+
+    def retry_failed(self) -> list[Job]:
+        """Queue every failed job again (after the configuration was fixed)."""
+        queued = []
+        for spooled in self.jobs(SpoolState.FAILED):
+            fresh = replace(spooled.job, attempts=0, not_before=0.0, last_error=None)
+            target = self.pending_path(fresh.session_id)
+            if not target.exists():
+                write_json_atomic(target, fresh.to_json())
+                queued.append(fresh)
+            spooled.path.unlink(missing_ok=True)
+        return queued
+
+    def _quarantine(self, path: Path) -> None:
+        paths.ensure_private_dir(self.failed_dir)
+        with contextlib.suppress(OSError):
+            path.replace(self.failed_dir / f"unreadable-{path.name}")
+
+
+def _job_files(folder: Path) -> Iterator[Path]:
+    try:
+        entries = list(os.scandir(folder))
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    for entry in entries:
+        name = entry.name
+        if name.endswith(_SUFFIX) and not name.startswith(".") and entry.is_file():
+            yield folder / name
+
+
+def read_job(path: Path) -> Job | None:
+    """The job in a file; None when it is missing or unreadable."""
+    try:
+        data = json.loads(path.read_bytes())
+        return Job.from_json(data) if isinstance(data, dict) else None
+    except (OSError, ValueError):
+        return None

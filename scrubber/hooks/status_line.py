@@ -1,0 +1,650 @@
+"""The status line: `secrets: 2 (aws-access-key, dotenv-value)` when a secret entered the
+transcript, nothing when it is clean.
+
+Claude Code runs the status-line command after every assistant message and cancels a run that
+is still going when the next starts (reference note, "Status line"), so each call does a bounded
+amount of work: it scans only what was appended since the last call, for about `budget`
+seconds, and keeps where it stopped in a small per-session state file under
+`$SCRUB_HOME/state/status-line/`. A long transcript (a resumed session) is caught up over a
+few calls, and the segment says so meanwhile. A call that finds nothing new reads the state file
+and prints, without importing the detectors at all.
+
+The state file holds the byte offset and line number reached, the file's identity (device,
+inode, size, mtime) and a keyed hash of the bytes just before the offset, so a truncated or
+rewritten transcript (an in-place redaction renames a new file over it) is rescanned from the
+start; and the findings as kinds with keyed fingerprints (never values).
+
+Imports: the standard library, the transcript reader, the detection rules, context and the
+scanner that applies them (all stdlib-only), the policy values (for the allowlist, read from the
+JSON file `scrub` compiles into `state/`, never from YAML). Not detect_secrets, typer, yaml or
+cryptography: a test runs this module in a fresh interpreter and checks `sys.modules`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import hmac
+import json
+import os
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import IO, TYPE_CHECKING, Any, TextIO
+
+from scrubber import __version__, paths
+from scrubber.hooks.spool import append_log_line, valid_session_id, write_json_atomic
+
+if TYPE_CHECKING:
+    from scrubber.detection.scan import FileScan, SecretScanner
+    from scrubber.policy.model import Policy
+
+STATE_FORMAT = 1
+ALLOWLIST_FILE = "allowlist.json"
+STATE_FOLDER = "status-line"
+DEFAULT_BUDGET = 0.030  # seconds of scanning per call (the Contracts: "about 30 ms")
+MAX_INPUT_BYTES = 1 << 20
+TAIL_BYTES = 64  # bytes before the offset whose keyed hash proves the file was not rewritten
+MAX_REMEMBERED_CALLS = 64  # sensitive tool calls whose results may arrive in a later call
+MAX_FINGERPRINTS = 4096
+FINGERPRINT_CHARS = 16
+SHOWN_KINDS = 3
+PREVIOUS_TIMEOUT = 10.0
+CATCH_UP_SHOWN = 1 << 20  # unscanned bytes above which the segment says "catching up"
+BACKGROUND_STEP = 0.25  # seconds of scanning between two saves of the state (progress)
+BACKGROUND_MAX_SECONDS = 600.0
+RED = "\x1b[31m"
+DIM = "\x1b[2m"
+RESET = "\x1b[0m"
+
+
+def states_dir(home: Path) -> Path:
+    return paths.state_dir(home) / STATE_FOLDER
+
+
+def allowlist_state_file(home: Path) -> Path:
+    return paths.state_dir(home) / ALLOWLIST_FILE
+
+
+def write_allowlist_state(policy: Policy, home: Path) -> Path:
+    """Compile the policy's allowlist into `state/allowlist.json` for the status line (which
+    never reads YAML). Called by the installer and by every worker run, so edits to the policy
+    reach the status line after the next session ends, or at once with `scrub install`."""
+    from scrubber.policy.model import compile_allowlist_json
+
+    target = allowlist_state_file(home)
+    paths.ensure_private_dir(target.parent)
+    data = compile_allowlist_json(policy)
+    try:
+        if json.loads(target.read_bytes()) == data:
+            return target  # unchanged: keep its mtime, so status lines keep their counts
+    except (OSError, ValueError):
+        pass
+    write_json_atomic(target, data, fsync=False)
+    return target
+
+
+def prune_states(home: Path, *, now: float, max_age_days: float = 30.0) -> int:
+    """Remove state files of sessions not seen for `max_age_days`; returns how many."""
+    removed = 0
+    folder = states_dir(home)
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return 0
+    for entry in entries:
+        with contextlib.suppress(OSError):
+            if now - entry.stat().st_mtime > max_age_days * 86400:
+                Path(entry.path).unlink()
+                removed += 1
+    return removed
+
+
+# -- state ------------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class ScanState:
+    """Where the scan of one transcript stands. Mutable: one call updates it and saves it."""
+
+    path: str
+    dev: int = 0
+    ino: int = 0
+    size: int = 0  # the file's size when offset was last compared with it
+    mtime_ns: int = 0
+    offset: int = 0  # bytes scanned (always at a line start)
+    line: int = 1  # number of the line at offset
+    tail: str = ""  # keyed hash of the TAIL_BYTES before offset
+    partial: bool = False  # stopped at an unterminated last line (being written, or torn)
+    stamp: str = ""  # version + allowlist identity the findings were computed with
+    findings: dict[str, list[str]] = field(default_factory=dict)  # kind -> fingerprints
+    calls: list[list[str]] = field(default_factory=list)  # [id, tool, source, file name]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format": STATE_FORMAT,
+            "path": self.path,
+            "dev": self.dev,
+            "ino": self.ino,
+            "size": self.size,
+            "mtime_ns": self.mtime_ns,
+            "offset": self.offset,
+            "line": self.line,
+            "tail": self.tail,
+            "partial": self.partial,
+            "stamp": self.stamp,
+            "findings": self.findings,
+            "calls": self.calls,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> ScanState | None:
+        if data.get("format") != STATE_FORMAT or not isinstance(data.get("path"), str):
+            return None
+        ints = ("dev", "ino", "size", "mtime_ns", "offset", "line")
+        if not all(isinstance(data.get(k), int) for k in ints):
+            return None
+        findings = data.get("findings")
+        calls = data.get("calls")
+        if not isinstance(findings, dict) or not isinstance(calls, list):
+            return None
+        return cls(
+            path=data["path"],
+            dev=data["dev"],
+            ino=data["ino"],
+            size=data["size"],
+            mtime_ns=data["mtime_ns"],
+            offset=data["offset"],
+            line=data["line"],
+            tail=str(data.get("tail", "")),
+            partial=bool(data.get("partial", False)),
+            stamp=str(data.get("stamp", "")),
+            findings={
+                str(k): [str(f) for f in v] for k, v in findings.items() if isinstance(v, list)
+            },
+            calls=[[str(x) for x in c] for c in calls if isinstance(c, list) and len(c) == 4],
+        )
+
+    @property
+    def behind(self) -> bool:
+        """More complete lines wait to be scanned."""
+        return self.offset < self.size and not self.partial
+
+    def total(self) -> int:
+        return len({f for fps in self.findings.values() for f in fps})
+
+
+def state_file(home: Path, session_id: str, transcript: Path) -> Path:
+    if valid_session_id(session_id):
+        name = session_id
+    else:  # still one file per transcript, with a name that is safe
+        name = "t-" + hashlib.sha256(str(transcript).encode()).hexdigest()[:32]
+    return states_dir(home) / f"{name}.json"
+
+
+def load_state(path: Path) -> ScanState | None:
+    try:
+        data = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return None
+    return ScanState.from_json(data) if isinstance(data, dict) else None
+
+
+def save_state(path: Path, state: ScanState) -> None:
+    paths.ensure_private_dir(path.parent)
+    # No fsync: losing a state file costs one rescan, and the status line has no time for it.
+    write_json_atomic(path, state.to_json(), fsync=False)
+
+
+def _stamp(home: Path) -> str:
+    try:
+        st = allowlist_state_file(home).stat()
+        allow = f"{st.st_size}:{st.st_mtime_ns}"
+    except OSError:
+        allow = "none"
+    return f"{__version__}/{allow}"
+
+
+# -- scanning ---------------------------------------------------------------------------------
+
+
+def _tail_hash(key: bytes, stream: IO[bytes], offset: int) -> str:
+    start = max(0, offset - TAIL_BYTES)
+    stream.seek(start)
+    data = stream.read(offset - start)
+    return hmac.new(key, data, hashlib.sha256).hexdigest()[:32]
+
+
+def _build_scanner(home: Path, key: bytes) -> SecretScanner:
+    """The scanner over our own rules (no detect-secrets), with the compiled allowlist."""
+    from scrubber.detection.fingerprint import Fingerprinter
+    from scrubber.detection.rules.catalog import ALL_RULES
+    from scrubber.detection.scan import SecretScanner
+    from scrubber.policy.model import Allowlist, PolicyValueError, allowlist_from_json
+
+    allowlist: Allowlist = Allowlist()
+    disabled: tuple[str, ...] = ()
+    with contextlib.suppress(OSError, ValueError, PolicyValueError):
+        data = json.loads(allowlist_state_file(home).read_bytes())
+        if isinstance(data, dict):
+            allowlist, disabled = allowlist_from_json(data)
+    detectors = [rule for rule in ALL_RULES if rule.name not in disabled]
+    # The pure-Python prefilter: compiling a hyperscan database costs more than it saves on
+    # the few kilobytes a status line usually scans.
+    return SecretScanner(detectors, Fingerprinter(key), allowlist, engine="python")
+
+
+def _restore_calls(file_scan: FileScan, calls: list[list[str]]) -> None:
+    """Tell a new FileScan about sensitive tool calls seen by earlier runs, whose results
+    (a Read of `.env`, the output of `printenv`) may only now be in the file."""
+    from scrubber.detection.context import ToolCall
+    from scrubber.detection.detector import SourceKind
+
+    for call_id, name, source, file_name in calls:
+        with contextlib.suppress(ValueError):
+            file_scan._calls[call_id] = ToolCall(name, file_name, SourceKind(source))
+            file_scan._sensitive_calls.add(call_id)
+
+
+def _remembered_calls(file_scan: FileScan) -> list[list[str]]:
+    """The most recent sensitive calls, without their full targets (a command can hold a
+    token): the file name is all the rules look at."""
+    kept = []
+    for call_id in list(file_scan._sensitive_calls):
+        call = file_scan._calls.get(call_id)
+        if call is None:
+            continue
+        target = call.target if " " not in call.target else ""
+        kept.append([call_id, call.name, call.source.value, PurePosixPath(target).name])
+    return kept[-MAX_REMEMBERED_CALLS:]
+
+
+class IncrementalScan:
+    """Scans one transcript in steps, keeping the detectors loaded between steps (building
+    them is the expensive part: importing and compiling the rules takes longer than a status
+    line may)."""
+
+    def __init__(self, home: Path) -> None:
+        self.home = home
+        self._key: bytes | None = None
+        self._scanner: SecretScanner | None = None
+        self._scanner_stamp = ""
+        self._file_scan: FileScan | None = None
+        self._file_scan_at: tuple[int, int, int] | None = None  # (dev, ino, offset) it is at
+
+    def _key_bytes(self) -> bytes:
+        if self._key is None:
+            from scrubber.detection.fingerprint import read_or_create_key
+
+            self._key = read_or_create_key(paths.fingerprint_key_file(self.home))
+        return self._key
+
+    def step(
+        self, transcript: Path, state: ScanState | None, *, budget: float
+    ) -> tuple[ScanState, bool]:
+        """Bring `state` up to date with `transcript`, scanning for about `budget` seconds
+        (at least one line). Returns the state and whether it changed (False: nothing new).
+
+        Raises OSError when the transcript cannot be read.
+        """
+        from scrubber.transcript.jsonl import iter_raw_lines
+
+        stamp = _stamp(self.home)
+        with transcript.open("rb") as stream:
+            st = os.fstat(stream.fileno())
+            if state is not None and _unchanged(state, st, stamp):
+                return state, False
+            key = self._key_bytes()
+            if state is None or not _can_resume(state, st, stamp, key, stream):
+                state = ScanState(str(transcript), stamp=stamp)
+            state.dev, state.ino = st.st_dev, st.st_ino
+            file_scan = self._file_scan_for(state, key, stamp)
+            deadline = time.perf_counter() + budget
+            seen = {f for fps in state.findings.values() for f in fps}
+            stream.seek(state.offset)
+            state.partial = False
+            for raw in iter_raw_lines(stream, offset=state.offset, number=state.line):
+                if not raw.terminated:
+                    state.partial = True  # being written (or torn): wait for its newline
+                    break
+                scanned = file_scan.scan_raw(raw)
+                if scanned is not None:
+                    for leaf in scanned.leaves:
+                        for found in leaf.found:
+                            fingerprint = found.fingerprint[:FINGERPRINT_CHARS]
+                            kind = state.findings.setdefault(found.hit.kind, [])
+                            if fingerprint not in kind and len(seen) < MAX_FINGERPRINTS:
+                                kind.append(fingerprint)
+                                seen.add(fingerprint)
+                state.offset = raw.end_offset
+                state.line = raw.number + 1
+                if time.perf_counter() >= deadline:
+                    break
+            end = os.fstat(stream.fileno())
+            state.size, state.mtime_ns = end.st_size, end.st_mtime_ns
+            state.tail = _tail_hash(key, stream, state.offset)
+            state.calls = _remembered_calls(file_scan)
+            self._file_scan_at = (state.dev, state.ino, state.offset)
+        return state, True
+
+    def _file_scan_for(self, state: ScanState, key: bytes, stamp: str) -> FileScan:
+        """The FileScan that is at `state.offset` of this file: the one of the last step when it
+        continues there, else a new one told about the tool calls the state remembers."""
+        if self._scanner is None or self._scanner_stamp != stamp:
+            self._scanner = _build_scanner(self.home, key)  # the allowlist may have changed
+            self._scanner_stamp = stamp
+            self._file_scan = None
+        if self._file_scan is None or self._file_scan_at != (state.dev, state.ino, state.offset):
+            self._file_scan = self._scanner.new_file_scan()
+            _restore_calls(self._file_scan, state.calls)
+        return self._file_scan
+
+
+def _unchanged(state: ScanState, st: os.stat_result, stamp: str) -> bool:
+    """Nothing to do: same file, same size and mtime, nothing left to scan."""
+    return (
+        state.stamp == stamp
+        and (state.dev, state.ino, state.size, state.mtime_ns)
+        == (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+        and not state.behind
+    )
+
+
+def _can_resume(
+    state: ScanState, st: os.stat_result, stamp: str, key: bytes, stream: IO[bytes]
+) -> bool:
+    if state.stamp != stamp or (state.dev, state.ino) != (st.st_dev, st.st_ino):
+        return False
+    if st.st_size < state.offset:
+        return False  # truncated
+    if state.offset == 0:
+        return True
+    return hmac.compare_digest(state.tail, _tail_hash(key, stream, state.offset))
+
+
+# -- rendering --------------------------------------------------------------------------------
+
+
+def render(state: ScanState | None, *, size: int | None = None, color: bool = True) -> str:
+    """The segment: empty when clean (as far as scanned) and not far behind.
+
+    `size` is the transcript's current size, when the caller knows more was appended than
+    `state` has seen; "catching up" shows only when that backlog is large (a resumed long
+    session), not for the few kilobytes every turn adds.
+    """
+    red, dim, reset = (RED, DIM, RESET) if color else ("", "", "")
+    offset = state.offset if state is not None else 0
+    current = max(size or 0, state.size if state is not None else 0)
+    catching_up = ""
+    if current - offset > CATCH_UP_SHOWN and not (
+        state is not None and state.partial and current == state.size
+    ):
+        catching_up = f"catching up {min(99, offset * 100 // current)}%"
+    total = state.total() if state is not None else 0
+    if state is None or not total:
+        return f"{dim}scrub: {catching_up}{reset}" if catching_up else ""
+    ranked = sorted(state.findings.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+    kinds = [kind for kind, fps in ranked if fps]
+    shown = ", ".join(kinds[:SHOWN_KINDS])
+    if len(kinds) > SHOWN_KINDS:
+        shown += f", +{len(kinds) - SHOWN_KINDS}"
+    segment = f"{red}secrets: {total} ({shown}){reset}"
+    return f"{segment} {dim}{catching_up}{reset}" if catching_up else segment
+
+
+# -- the background scan ----------------------------------------------------------------------
+
+
+def _lock_path(state_path: Path) -> Path:
+    return state_path.with_suffix(".lock")
+
+
+def _try_lock(path: Path) -> int | None:
+    """An exclusive flock on `path`, or None when another process holds it."""
+    import fcntl
+
+    paths.ensure_private_dir(path.parent)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, paths.PRIVATE_FILE_MODE)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def run_background_scan(
+    transcript: Path,
+    session_id: str,
+    env: Mapping[str, str],
+    *,
+    step_budget: float = BACKGROUND_STEP,
+    max_seconds: float = BACKGROUND_MAX_SECONDS,
+) -> ScanState | None:
+    """Scan everything new in `transcript` (the detached half of the status line), saving the
+    state after every step so that status-line calls show progress. One per transcript: a
+    second exits at once. Returns the final state, or None when another scan was running."""
+    home = paths.scrub_home(env)
+    where = state_file(home, session_id, transcript)
+    fd = _try_lock(_lock_path(where))
+    if fd is None:
+        return None
+    try:
+        scan = IncrementalScan(home)
+        state = _load_for(where, transcript)
+        stop = time.monotonic() + max_seconds
+        while True:
+            try:
+                state, changed = scan.step(transcript, state, budget=step_budget)
+            except FileNotFoundError:
+                return state
+            if changed:
+                save_state(where, state)
+            if not changed or not state.behind or time.monotonic() > stop:
+                return state
+    finally:
+        os.close(fd)
+
+
+def start_background_scan(transcript: Path, session_id: str, env: Mapping[str, str]) -> bool:
+    """Start the detached scan unless one is running for this transcript."""
+    from scrubber.hooks.detach import spawn_detached
+
+    home = paths.scrub_home(env)
+    where = state_file(home, session_id, transcript)
+    fd = _try_lock(_lock_path(where))
+    if fd is None:
+        return False  # a scan is running; it picks up what was appended
+    os.close(fd)
+    import scrubber
+
+    child_env = dict(env)
+    # The launcher may have put the package on sys.path by hand (python -S): tell the child.
+    root = str(Path(scrubber.__file__).resolve().parents[1])
+    existing = child_env.get("PYTHONPATH")
+    child_env["PYTHONPATH"] = root + (os.pathsep + existing if existing else "")
+    argv = [sys.executable, "-m", "scrubber.hooks.status_line", "--scan", str(transcript)]
+    if valid_session_id(session_id):
+        argv += ["--session", session_id]
+    spawn_detached(argv, child_env, home / "log" / "status-line.log", home)
+    return True
+
+
+# -- entry point ------------------------------------------------------------------------------
+
+
+def _transcript_of(payload: Mapping[str, Any], config: Path) -> Path | None:
+    value = payload.get("transcript_path")
+    if not isinstance(value, str) or not value.endswith(".jsonl"):
+        return None
+    if not Path(value).is_absolute():
+        return None
+    root = os.path.realpath(paths.projects_dir(config))
+    real = os.path.realpath(value)
+    if os.path.commonpath([root, real]) != root or real == root:
+        return None
+    return Path(value)
+
+
+def _load_for(where: Path, transcript: Path) -> ScanState | None:
+    state = load_state(where)
+    return state if state is not None and state.path == str(transcript) else None
+
+
+def status_segment(
+    data: bytes,
+    env: Mapping[str, str],
+    *,
+    inline: bool = False,
+    budget: float = DEFAULT_BUDGET,
+    color: bool = True,
+) -> str:
+    """The segment for one status-line payload; "" for anything unexpected.
+
+    Up to date: print from the state file. Behind: start the detached scan and print what is
+    known, or with `inline`, scan for `budget` seconds in this process first.
+    """
+    try:
+        payload = json.loads(data) if data.strip() else None
+    except (ValueError, UnicodeDecodeError):
+        return ""
+    if not isinstance(payload, dict):
+        return ""
+    transcript = _transcript_of(payload, paths.config_dir(env))
+    if transcript is None:
+        return ""
+    home = paths.scrub_home(env)
+    session = payload.get("session_id")
+    session_id = session if isinstance(session, str) else ""
+    where = state_file(home, session_id, transcript)
+    state = _load_for(where, transcript)
+    try:
+        st = transcript.stat()
+    except OSError:
+        return ""  # no transcript yet: early in a session
+    if state is not None and _unchanged(state, st, _stamp(home)):
+        return render(state, color=color)
+    if inline:
+        state, changed = IncrementalScan(home).step(transcript, state, budget=budget)
+        if changed:
+            save_state(where, state)
+        return render(state, color=color)
+    start_background_scan(transcript, session_id, env)
+    return render(state, size=st.st_size, color=color)
+
+
+class _Previous:
+    """The status line the user had before: run with the same stdin, alongside our scan."""
+
+    def __init__(self, command: str, data: bytes) -> None:
+        import subprocess
+
+        self._subprocess = subprocess
+        self._proc = subprocess.Popen(  # noqa: S602 - the user's own status-line command
+            command,
+            shell=True,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
+        self._data: bytes | None = data
+        if len(data) < 32 << 10 and self._proc.stdin is not None:
+            # Fits the pipe buffer: hand it over now, so the command runs while we scan.
+            with contextlib.suppress(OSError):
+                self._proc.stdin.write(data)
+            with contextlib.suppress(OSError):
+                self._proc.stdin.close()
+            self._data = None
+
+    def output(self) -> str:
+        try:
+            out, _ = self._proc.communicate(self._data, timeout=PREVIOUS_TIMEOUT)
+        except self._subprocess.TimeoutExpired:
+            self._proc.kill()
+            out, _ = self._proc.communicate()
+        return out.decode("utf-8", errors="replace")
+
+
+def compose(previous: str, segment: str) -> str:
+    """Our segment after the previous status line's output, on its last row."""
+    previous = previous.rstrip("\n")
+    if not segment:
+        return previous
+    if not previous:
+        return segment
+    return f"{previous}  {segment}"
+
+
+@dataclass(frozen=True, slots=True)
+class Args:
+    wrap: str | None = None  # the status-line command the user had before
+    inline: bool = False  # scan in this process (bounded by budget) instead of in the background
+    budget: float = DEFAULT_BUDGET
+    scan: str | None = None  # internal: run the background scan of this transcript
+    session: str = ""
+
+
+def parse_args(argv: Sequence[str]) -> Args:
+    """Tolerant: unknown arguments are ignored (a status line never fails on its command)."""
+    values: dict[str, Any] = {}
+    args = list(argv)
+    while args:
+        arg = args.pop(0)
+        if arg == "--inline":
+            values["inline"] = True
+        elif arg in ("--wrap", "--scan", "--session", "--budget-ms") and args:
+            value = args.pop(0)
+            if arg == "--budget-ms":
+                with contextlib.suppress(ValueError):
+                    values["budget"] = max(0.001, float(value) / 1000)
+            else:
+                values[arg[2:]] = value
+    return Args(**values)
+
+
+def main(
+    argv: Sequence[str] | None = None,
+    *,
+    stdin: IO[bytes] | None = None,
+    stdout: TextIO | None = None,
+    env: Mapping[str, str] | None = None,
+) -> int:
+    """Entry point of the shim and of `scrub hook status-line [--wrap CMD] [--inline]
+    [--budget-ms N]`. Always exits 0; prints nothing rather than an error."""
+    environment = os.environ if env is None else env
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    if args.scan is not None:
+        with contextlib.suppress(Exception):
+            run_background_scan(Path(args.scan), args.session, environment)
+        return 0
+    out = stdout or sys.stdout
+    data = b""
+    with contextlib.suppress(OSError):
+        stream = stdin if stdin is not None else sys.stdin.buffer
+        data = b"" if stream.isatty() else stream.read(MAX_INPUT_BYTES)
+    previous = None
+    if args.wrap:
+        with contextlib.suppress(OSError):
+            previous = _Previous(args.wrap, data)
+    segment = ""
+    try:
+        segment = status_segment(data, environment, inline=args.inline, budget=args.budget)
+    except Exception as error:  # a status line prints nothing rather than fail
+        detail = f" (errno {error.errno})" if isinstance(error, OSError) else ""
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        with contextlib.suppress(OSError):
+            append_log_line(
+                paths.scrub_home(environment) / "log" / "status-line.log",
+                f"{stamp} status-line: internal error {type(error).__name__}{detail}",
+            )
+    text = compose(previous.output() if previous is not None else "", segment)
+    if text:
+        out.write(text + "\n")
+        out.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
