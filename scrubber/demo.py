@@ -998,6 +998,10 @@ class _Demo:
         text = f"my key {key} gets 401 from the API, is the client config wrong?"
         self.typed(s, "is the client config wrong?", pasted=f"my key {key} gets 401 from the API")
         s.prompt(text, queued=True)
+        # 2.1.332 also keeps a copy of what it sent, keyed by a content hash (not a secret).
+        blob = {"role": "user", "content": [{"type": "text", "text": text}]}
+        digest = self.decoy("request-hash", hashlib.sha256(_dumps(blob)).hexdigest())
+        s.emit({"type": "api-request-blob", "hash": digest, "message": blob, "sessionId": s.id})
         code = _code_file(rng, 6)
         s.read(f"{cwd}/app/clients/anthropic_client.py", code)
         s.say("The client reads the key from ANTHROPIC_API_KEY; a 401 means the key is revoked.")

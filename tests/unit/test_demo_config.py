@@ -246,13 +246,14 @@ def test_secrets_reach_every_place_claude_code_copies_them(demo: tuple[Path, Any
         "prompt:user",
         "prompt:queue-operation",
         "prompt:last-prompt",
+        "prompt:api-request-blob",
     }
 
 
 def test_decoys_are_present_and_are_not_secrets(demo: tuple[Path, Any]) -> None:
     _, manifest = demo
     kinds = {d.kind for d in manifest.decoys}
-    assert {"git-sha", "integrity-hash", "certificate", "image-data"} <= kinds
+    assert {"git-sha", "integrity-hash", "certificate", "image-data", "request-hash"} <= kinds
     values = {s.value for s in manifest.secrets}
     for decoy in manifest.decoys:
         assert decoy.files, decoy.kind
