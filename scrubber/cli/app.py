@@ -11,7 +11,7 @@ import click
 import typer
 
 from scrubber import __version__
-from scrubber.cli import archive_cmd, audit_cmd, redact_cmd
+from scrubber.cli import archive_cmd, audit_cmd, redact_cmd, retention_cmd
 from scrubber.errors import ExitCode, ScrubberError
 
 app = typer.Typer(
@@ -51,6 +51,7 @@ def _root(
 audit_cmd.register(app)
 redact_cmd.register(app)
 archive_cmd.register(app)
+retention_cmd.register(app)
 
 
 def fail(error: ScrubberError) -> NoReturn:

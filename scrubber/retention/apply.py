@@ -506,13 +506,29 @@ def find_in_trash(home: Path, query: str) -> tuple[Path, TrashManifest]:
     )
 
 
+def _touch(restored: list[Path], stamp: float) -> None:
+    """Claude Code sweeps file-history, session-env, debug and todos by their own mtimes, not
+    only the transcript's: every restored file and folder gets a fresh one (as `scrub restore`
+    does for files). Links are skipped, never followed."""
+    for top in restored:
+        if top.is_symlink():
+            continue
+        found = [top]
+        if top.is_dir():
+            for folder, dirs, files in os.walk(top, followlinks=False):
+                found.extend(Path(folder) / name for name in (*dirs, *files))
+        for path in found:
+            if not path.is_symlink():
+                os.utime(path, (stamp, stamp))
+
+
 def undelete(
     home: Path, config_dir: Path, query: str, *, now: datetime, keep_mtime: bool = False
 ) -> UndeleteResult:
     """Put a trashed session back where Claude Code finds it.
 
-    Refuses, moving nothing, when anything is in the way at the original paths. The
-    transcript's mtime becomes `now` (a full cleanup period to resume it) unless `keep_mtime`.
+    Refuses, moving nothing, when anything is in the way at the original paths. The restored
+    files' mtimes become `now` (a full cleanup period to resume it) unless `keep_mtime`.
     The caller holds the retention lock.
     """
     slot, manifest = find_in_trash(home, query)
@@ -532,9 +548,8 @@ def undelete(
         target = config_dir / entry.path
         _move(slot / entry.path, target, private=False)
         restored.append(target)
-    if not keep_mtime and os.path.lexists(transcript) and not transcript.is_symlink():
-        stamp = now.timestamp()
-        os.utime(transcript, (stamp, stamp))
+    if not keep_mtime:
+        _touch(restored, now.timestamp())
     # What is left is the manifest and empty folders; anything else stays for a human to see.
     (slot / TRASH_MANIFEST).unlink()
     for folder, _dirs, _files in os.walk(slot, topdown=False):
