@@ -568,7 +568,10 @@ def write_bundle(
                             f"{path} shrank while the session was being archived"
                         ) from None
                     raise
-                if source.digest.hexdigest() != entry.sha256:
+                # Appended meanwhile (a live session): the prefix we took is consistent, but
+                # it is no longer the session as it is; better to try again later.
+                grew = os.fstat(handle.fileno()).st_size != entry.size
+                if grew or source.digest.hexdigest() != entry.sha256:
                     raise BundleChangedError(
                         f"{path} changed while the session was being archived",
                         hint="archive it again once the session is idle",

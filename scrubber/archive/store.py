@@ -758,57 +758,73 @@ def verify_archive(
     entry = read_entry(path)
     if not path.is_file():
         raise ArchiveError(f"{path}: archive file not found")
-    sidecar = entry.sidecar
     full = bool(identities) or not entry.encrypted
-    if sidecar is None:
-        # Only a full check can stand without the sidecar's record.
-        if not full:
-            raise SidecarError(entry.problem or f"{path}: no sidecar")
-        if entry.problem and "newer scrubber" in entry.problem:
-            raise ArchiveVersionError(entry.problem)
+    sidecar: Sidecar | None
+    try:
+        sidecar = _read_sidecar(sidecar_path(path))
+    except ArchiveVersionError:
+        raise
+    except SidecarError:
+        if not full:  # only a full check can stand without the sidecar's record
+            raise
+        sidecar = None
     if sidecar is not None:
         if sidecar.archive != path.name:
             raise ArchiveIntegrityError(f"{path}: the sidecar describes another file")
         if sidecar.encrypted != entry.encrypted:
             raise ArchiveIntegrityError(f"{path}: the sidecar disagrees on encryption")
-        actual_size = path.stat().st_size
-        if actual_size != sidecar.size:
-            raise ArchiveIntegrityError(
-                f"{path}: the file is {actual_size} bytes, the sidecar recorded {sidecar.size}"
-            )
-
-    manifest: Manifest | None = None
-    with path.open("rb") as handle:
-        raw = cast(BinaryIO, handle)
-        if _is_encrypted(raw) != entry.encrypted:
-            raise ArchiveIntegrityError(f"{path}: the file's content does not match its name")
-        if full:
-            hashing = _HashingReader(handle)
-            source = cast(BinaryIO, hashing)
-            if entry.encrypted:
-                source = cast(BinaryIO, DecryptingReader(source, identities))
-            manifest = unpack_bundle(source, None, progress=progress)
-            drain(source)
-            hashing.finish()
-            digest = hashing.digest.hexdigest()
-        else:
-            header = read_header(raw)
-            if sidecar is not None and header.stanza_types != sidecar.stanza_types:
-                raise ArchiveIntegrityError(
-                    f"{path}: the age header's recipient stanzas differ from the sidecar's"
-                )
-            digest = _hash_path(path)[0]
-    if sidecar is not None:
-        if digest != sidecar.ciphertext_sha256:
-            raise ArchiveIntegrityError(
-                f"{path}: SHA-256 mismatch: the file changed since it was written",
-                hint="the archive is corrupted; restore it from another copy",
-            )
         expected_types = tuple(
             "scrypt" if r == "passphrase" else "X25519" for r in sidecar.recipients
         )
         if entry.encrypted and expected_types != sidecar.stanza_types:
             raise ArchiveIntegrityError(f"{path}: the sidecar's recipients and stanzas disagree")
+
+    manifest: Manifest | None = None
+    stanza_types: tuple[str, ...] = ()
+    with path.open("rb") as handle:
+        raw = cast(BinaryIO, handle)
+        if _is_encrypted(raw) != entry.encrypted:
+            raise ArchiveIntegrityError(f"{path}: the file's content does not match its name")
+        if full:
+            # Decrypt first, so that damage shows as the age error that names it (which chunk,
+            # the MAC, a truncation); the ciphertext is hashed in the same pass.
+            hashing = _HashingReader(handle)
+            source = cast(BinaryIO, hashing)
+            if entry.encrypted:
+                reader = DecryptingReader(source, identities)
+                stanza_types = reader.header.stanza_types
+                source = cast(BinaryIO, reader)
+            manifest = unpack_bundle(source, None, progress=progress)
+            drain(source)
+            hashing.finish()
+            digest, size = hashing.digest.hexdigest(), hashing.size
+        else:
+            if sidecar is None:  # pragma: no cover - refused above: keyless needs one
+                raise SidecarError(f"{path}: no sidecar")
+            size = path.stat().st_size
+            if size != sidecar.size:
+                raise ArchiveIntegrityError(
+                    f"{path}: the file is {size} bytes, the sidecar recorded {sidecar.size}",
+                    hint="the archive is truncated or damaged; restore it from another copy",
+                )
+            # The hash before the header: any damage, header included, reads as corruption.
+            digest = _hash_path(path)[0]
+            if digest == sidecar.ciphertext_sha256:
+                stanza_types = read_header(raw).stanza_types
+    if sidecar is not None:
+        if size != sidecar.size:
+            raise ArchiveIntegrityError(
+                f"{path}: the file is {size} bytes, the sidecar recorded {sidecar.size}"
+            )
+        if digest != sidecar.ciphertext_sha256:
+            raise ArchiveIntegrityError(
+                f"{path}: SHA-256 mismatch: the file changed since it was written",
+                hint="the archive is corrupted; restore it from another copy",
+            )
+        if entry.encrypted and stanza_types != sidecar.stanza_types:
+            raise ArchiveIntegrityError(
+                f"{path}: the age header's recipient stanzas differ from the sidecar's"
+            )
     if manifest is not None:
         _check_manifest(entry, sidecar, manifest)
     return VerifyReport(entry, full=full, manifest=manifest)
