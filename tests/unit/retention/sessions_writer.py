@@ -17,7 +17,9 @@ VERSION = "2.1.332"
 
 
 def iso(moment: datetime) -> str:
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+    return (
+        moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+    )
 
 
 def project_folder(cwd: str) -> str:
@@ -87,7 +89,9 @@ def write_session(
             )
             message: dict[str, Any] = {"role": role, "content": content}
             if role == "assistant":
-                message.update(id=f"msg_{uuid.uuid4().hex[:24]}", model="claude-sonnet-4-5", type="message")
+                message.update(
+                    id=f"msg_{uuid.uuid4().hex[:24]}", model="claude-sonnet-4-5", type="message"
+                )
             lines.append(
                 _dump(
                     {
@@ -126,8 +130,18 @@ def write_session(
         agent = side_dir / "subagents" / "agent-a1b2c3.jsonl"
         agent.parent.mkdir(parents=True, exist_ok=True)
         agent.write_text(
-            _dump({**envelope, "type": "user", "isSidechain": True, "message": {"role": "user", "content": "sub"},
-                   "uuid": str(uuid.uuid4()), "parentUuid": None, "timestamp": iso(last)}) + "\n"
+            _dump(
+                {
+                    **envelope,
+                    "type": "user",
+                    "isSidechain": True,
+                    "message": {"role": "user", "content": "sub"},
+                    "uuid": str(uuid.uuid4()),
+                    "parentUuid": None,
+                    "timestamp": iso(last),
+                }
+            )
+            + "\n"
         )
         result = side_dir / "tool-results" / "toolu_01.txt"
         result.parent.mkdir(parents=True, exist_ok=True)
@@ -151,7 +165,14 @@ def write_session(
             written.paths.append(top)
         for path in (agent, result, history, env, debug, todo, task):
             _stamp(path, mtime or last)
-        for path in (agent.parent, result.parent, side_dir, history.parent, env.parent, task.parent):
+        for path in (
+            agent.parent,
+            result.parent,
+            side_dir,
+            history.parent,
+            env.parent,
+            task.parent,
+        ):
             _stamp(path, mtime or last)
     _stamp(transcript, mtime or last)
     return written
@@ -165,5 +186,9 @@ def tree(root: Path) -> dict[str, str]:
         for name in (*files, *(d for d in dirs if (Path(folder) / d).is_symlink())):
             path = Path(folder) / name
             rel = path.relative_to(root).as_posix()
-            found[rel] = "-> " + os.readlink(path) if path.is_symlink() else path.read_text(errors="replace")
+            found[rel] = (
+                "-> " + str(path.readlink())
+                if path.is_symlink()
+                else path.read_text(errors="replace")
+            )
     return found
