@@ -11,7 +11,15 @@ import click
 import typer
 
 from scrubber import __version__
-from scrubber.cli import archive_cmd, audit_cmd, redact_cmd, retention_cmd
+from scrubber.cli import (
+    archive_cmd,
+    audit_cmd,
+    doctor_cmd,
+    hook_cmd,
+    install_cmd,
+    redact_cmd,
+    retention_cmd,
+)
 from scrubber.errors import ExitCode, ScrubberError
 
 app = typer.Typer(
@@ -52,6 +60,9 @@ audit_cmd.register(app)
 redact_cmd.register(app)
 archive_cmd.register(app)
 retention_cmd.register(app)
+install_cmd.register(app)
+doctor_cmd.register(app)
+hook_cmd.register(app)
 
 
 def fail(error: ScrubberError) -> NoReturn:

@@ -190,11 +190,11 @@ def append_log_line(path: Path, line: str) -> None:
     """
     data = (line.rstrip("\n") + "\n").encode("utf-8", errors="replace")
     path.parent.mkdir(parents=True, exist_ok=True, mode=paths.PRIVATE_DIR_MODE)
+    with contextlib.suppress(OSError):
+        if path.stat().st_size > LOG_ROTATE_BYTES:
+            path.replace(path.with_name(path.name + ".1"))
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, paths.PRIVATE_FILE_MODE)
     try:
-        if os.fstat(fd).st_size > LOG_ROTATE_BYTES:
-            with contextlib.suppress(OSError):
-                path.replace(path.with_name(path.name + ".1"))
         os.write(fd, data)
     finally:
         os.close(fd)

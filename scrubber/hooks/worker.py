@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import json
 import os
 import sys
 import time
@@ -54,18 +53,11 @@ def lock_file(home: Path) -> Path:
 
 
 def append_activity(home: Path, record: Mapping[str, Any], *, now: float | None = None) -> None:
-    """Append one JSON line to the activity log (0600). One write on an O_APPEND descriptor, so
-    lines from the worker and a concurrent retention run never interleave."""
+    """One JSON line in the activity log shared with retention (`time` first, UTC)."""
+    from scrubber.retention.apply import append_activity as append_line
+
     moment = datetime.fromtimestamp(time.time() if now is None else now, UTC)
-    line = {"time": moment.isoformat(timespec="seconds").replace("+00:00", "Z"), **record}
-    data = (json.dumps(line, ensure_ascii=False, sort_keys=False, default=str) + "\n").encode()
-    target = activity_log(home)
-    paths.ensure_private_dir(target.parent)
-    fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT, paths.PRIVATE_FILE_MODE)
-    try:
-        os.write(fd, data)
-    finally:
-        os.close(fd)
+    append_line(home, {"time": moment.isoformat(timespec="seconds"), **record})
 
 
 # -- seams ------------------------------------------------------------------------------------

@@ -1,0 +1,436 @@
+"""`scrub doctor`: check the installation end to end and say what to fix.
+
+Read-only. Each check is a value (name, level, message, fix); the command prints them and exits 0
+when everything is fine, 1 when something needs attention. The checks follow a session's way
+through scrubber: Claude Code's config dir and settings, the hooks registered there, the policy
+and its recipients, the archive folder, the spool and the worker, and Claude Code's own sweep
+(`cleanupPeriodDays`), which deletes sessions by mtime whatever scrubber would keep.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+from collections.abc import Iterator, Mapping
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from scrubber import installer, paths
+from scrubber.cli import common
+from scrubber.errors import ExitCode, ScrubberError
+from scrubber.hooks import status_line
+from scrubber.hooks.spool import Spool, SpoolState
+from scrubber.policy.model import Policy, SessionEndAction
+
+# Sessions Claude Code's sweep would delete within this many days are "at risk".
+RISK_DAYS = 3
+STALE_JOB_SECONDS = 15 * 60
+
+
+class Level(StrEnum):
+    OK = "ok"
+    INFO = "info"
+    WARN = "warn"
+    FAIL = "fail"
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    name: str
+    level: Level
+    message: str
+    fix: str | None = None
+
+
+def _mode(path: Path) -> int | None:
+    try:
+        return stat.S_IMODE(path.stat().st_mode)
+    except OSError:
+        return None
+
+
+def check_config_dir(config: Path) -> Iterator[Check]:
+    mode = _mode(config)
+    if mode is None:
+        yield Check(
+            "config dir",
+            Level.FAIL,
+            f"{config} does not exist",
+            "run Claude Code once, or set CLAUDE_CONFIG_DIR to the folder it uses",
+        )
+        return
+    if mode & 0o077:
+        yield Check(
+            "config dir",
+            Level.WARN,
+            f"{config} is open to group or others (mode {mode:04o}): transcripts are plaintext",
+            f"chmod 700 {config}",
+        )
+    else:
+        yield Check("config dir", Level.OK, f"{config} (mode {mode:04o})")
+    from scrubber.pipeline import permission_warnings
+
+    transcripts = sorted(paths.projects_dir(config).glob("*/*.jsonl"))
+    for warning in permission_warnings(transcripts)[:5]:
+        yield Check("permissions", Level.WARN, warning)
+
+
+def check_hooks(config: Path, home: Path) -> tuple[list[Check], dict[str, Any]]:
+    checks: list[Check] = []
+    path = installer.settings_file(config)
+    try:
+        current = installer.read_settings(path)
+    except ScrubberError as error:
+        checks.append(Check("settings", Level.FAIL, error.message, error.hint))
+        return checks, {}
+    data = current.data
+    commands = installer.has_session_end_hook(data)
+    plugins = data.get("enabledPlugins")
+    plugin_on = isinstance(plugins, dict) and any(
+        str(name).split("@")[0] == "scrubber" and enabled for name, enabled in plugins.items()
+    )
+    if not commands:
+        if plugin_on:
+            checks.append(Check("SessionEnd hook", Level.OK, "provided by the scrubber plugin"))
+        else:
+            checks.append(
+                Check(
+                    "SessionEnd hook",
+                    Level.WARN,
+                    f"not registered in {path}: ended sessions are not archived or redacted",
+                    "run `scrub install` (or install the plugin: /plugin install scrubber@scrubber)",
+                )
+            )
+    for command in commands:
+        if installer.command_program_exists(command):
+            checks.append(Check("SessionEnd hook", Level.OK, f"registered in {path}"))
+        else:
+            checks.append(
+                Check(
+                    "SessionEnd hook",
+                    Level.FAIL,
+                    "registered, but its interpreter or launcher is missing: every session end "
+                    "fails silently",
+                    "run `scrub install` again (it rewrites the launchers)",
+                )
+            )
+    if len(commands) > 1:
+        checks.append(
+            Check(
+                "SessionEnd hook",
+                Level.WARN,
+                f"registered {len(commands)} times",
+                "run `scrub install` again: it keeps one",
+            )
+        )
+    status = data.get("statusLine")
+    if isinstance(status, dict) and installer.is_ours(status.get("command")):
+        command = str(status["command"])
+        wrapped = installer.wrapped_command(command)
+        if installer.command_program_exists(command):
+            extra = " (wrapping your previous status line)" if wrapped else ""
+            checks.append(Check("status line", Level.OK, f"installed{extra}"))
+        else:
+            checks.append(
+                Check(
+                    "status line",
+                    Level.FAIL,
+                    "installed, but its interpreter or launcher is missing",
+                    "run `scrub install --status-line` again",
+                )
+            )
+    else:
+        checks.append(
+            Check(
+                "status line",
+                Level.INFO,
+                "not installed (a plugin cannot install one)",
+                "`scrub install --status-line` adds it and keeps any status line you have",
+            )
+        )
+    return checks, data
+
+
+def check_policy(env: Mapping[str, str], home: Path) -> tuple[list[Check], Policy | None]:
+    from scrubber.policy.load import load_policy
+
+    try:
+        loaded = load_policy(None, env)
+    except ScrubberError as error:
+        return [Check("policy", Level.FAIL, error.message, error.hint)], None
+    checks = [Check("policy", Level.OK, loaded.describe())]
+    policy = loaded.policy
+    notes = dict.fromkeys((*loaded.warnings, *policy.warnings()))
+    checks += [Check("policy", Level.WARN, note) for note in notes]
+    actions = policy.session_end_actions
+    if not actions:
+        checks.append(
+            Check(
+                "on session end",
+                Level.INFO,
+                "sessions are only audited when they end (no archive, no redaction)",
+                "put your age1… recipient under archive.recipients in the policy (`scrub keygen` "
+                "makes a key pair; keep the identity off this machine)",
+            )
+        )
+    else:
+        checks.append(Check("on session end", Level.OK, ", ".join(a.value for a in actions)))
+    if SessionEndAction.ARCHIVE in actions:
+        from scrubber.archiving import resolve_encryption
+
+        try:
+            encryption = resolve_encryption(policy, encrypt=True)
+        except ScrubberError as error:
+            checks.append(Check("recipients", Level.FAIL, error.message, error.hint))
+        else:
+            checks.append(
+                Check("recipients", Level.OK, f"{len(encryption.recipients)} age recipient(s)")
+            )
+    destination = policy.archive.destination_in(home)
+    checks.append(_writable("archive folder", destination))
+    allowlist = status_line.allowlist_state_file(home)
+    policy_file = loaded.path
+    try:
+        stale = policy_file is not None and policy_file.stat().st_mtime > allowlist.stat().st_mtime
+    except OSError:
+        stale = True
+    if stale:
+        checks.append(
+            Check(
+                "status-line allowlist",
+                Level.WARN,
+                f"{allowlist} is missing or older than the policy",
+                "run `scrub install` (or `scrub worker`) to compile it again",
+            )
+        )
+    return checks, policy
+
+
+def _writable(name: str, folder: Path) -> Check:
+    probe = folder
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    if probe.is_dir() and os.access(probe, os.W_OK | os.X_OK):
+        where = "" if probe == folder else f" (will be created under {probe})"
+        return Check(name, Level.OK, f"{folder} is writable{where}")
+    return Check(
+        name, Level.FAIL, f"{folder} is not writable", "fix its permissions or archive.destination"
+    )
+
+
+def check_spool(home: Path, now: float) -> list[Check]:
+    spool = Spool(home)
+    pending = spool.jobs(SpoolState.PENDING)
+    active = spool.jobs(SpoolState.ACTIVE)
+    failed = spool.jobs(SpoolState.FAILED)
+    checks = []
+    if not pending and not active:
+        checks.append(Check("spool", Level.OK, "empty: every ended session was processed"))
+    else:
+        oldest = min(s.job.ended_at for s in [*pending, *active])
+        age = now - oldest
+        waiting = [s for s in pending if s.job.last_error]
+        if age > STALE_JOB_SECONDS:
+            reason = f" (last error: {waiting[0].job.last_error})" if waiting else ""
+            checks.append(
+                Check(
+                    "spool",
+                    Level.WARN,
+                    f"{len(pending) + len(active)} job(s) queued, the oldest for "
+                    f"{int(age // 60)} min{reason}",
+                    "run `scrub worker` to process them now and see what fails",
+                )
+            )
+        else:
+            checks.append(Check("spool", Level.OK, f"{len(pending) + len(active)} job(s) draining"))
+    if failed:
+        reasons = sorted({s.job.last_error or "unknown" for s in failed})
+        checks.append(
+            Check(
+                "spool",
+                Level.WARN,
+                f"{len(failed)} job(s) failed: " + "; ".join(reasons[:3]),
+                "fix the cause, then `scrub worker --retry-failed`",
+            )
+        )
+    return checks
+
+
+def check_worker(home: Path) -> Check:
+    """The interpreter the hook starts the worker with can import what the worker needs."""
+    record = installer.read_record(home)
+    python = record.get("python")
+    if not python:
+        return Check("worker", Level.INFO, "no install record: the plugin's hook finds the worker")
+    if not Path(str(python)).exists():
+        return Check(
+            "worker",
+            Level.FAIL,
+            f"the interpreter {python} is gone: queued sessions are never processed",
+            "run install.sh (or `scrub install`) again",
+        )
+    probe = (
+        "import scrubber.hooks.worker, scrubber.archiving, scrubber.redacting, scrubber.pipeline"
+    )
+    try:
+        done = subprocess.run(
+            [str(python), "-c", probe], capture_output=True, timeout=60, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return Check("worker", Level.FAIL, f"cannot run {python} ({type(error).__name__})")
+    if done.returncode != 0:
+        return Check(
+            "worker",
+            Level.FAIL,
+            f"{python} cannot import scrubber's worker",
+            "run install.sh again to repair scrubber's environment",
+        )
+    return Check("worker", Level.OK, f"runs with {python}")
+
+
+def check_cleanup(config: Path, home: Path, policy: Policy | None, now: datetime) -> list[Check]:
+    """Claude Code's sweep: its effective period, and the sessions it would delete soon that
+    scrubber has not archived or that are pinned (the sweep ignores pins)."""
+    from scrubber.archive.store import archives_of
+    from scrubber.retention.pins import effective_pins
+    from scrubber.retention.settings import MANAGED_SETTINGS, effective_cleanup_periods
+    from scrubber.transcript.sessions import discover, read_metadata
+
+    found = discover(config, metadata=False)
+    try:
+        periods = effective_cleanup_periods(config, [], managed=MANAGED_SETTINGS)
+    except ScrubberError as error:
+        return [Check("cleanupPeriodDays", Level.WARN, error.message, error.hint)]
+    setting = periods.default
+    source = str(setting.source) if setting.source else "Claude Code's default"
+    checks = [
+        Check(
+            "cleanupPeriodDays",
+            Level.OK if setting.days >= installer.TAKE_OVER_DAYS else Level.INFO,
+            f"{setting.days} days ({source}): Claude Code deletes sessions whose files are older",
+        )
+    ]
+    if setting.days >= installer.TAKE_OVER_DAYS or policy is None:
+        return checks
+    horizon = setting.days - RISK_DAYS
+    archive_root = policy.archive.destination_in(home)
+    try:
+        pins = effective_pins(policy.pins, home)
+    except ScrubberError:
+        pins = policy.pins
+    unarchived = pinned = 0
+    for session in found.sessions:
+        age_days = (now.timestamp() - session.mtime) / 86400
+        if age_days < horizon:
+            continue
+        if not archives_of(archive_root, session.project, session.id):
+            unarchived += 1
+        meta = read_metadata(session.transcript) if (pins.names or pins.tags) else None
+        if pins.covers(
+            session_id=session.id,
+            title=meta.custom_title if meta else None,
+            tags=meta.tags if meta else (),
+            project=session.project,
+            cwd=meta.cwd if meta else None,
+        ):
+            pinned += 1
+    take_over = "`scrub install --take-over-cleanup` makes scrubber's retention the one clock"
+    if pinned:
+        checks.append(
+            Check(
+                "cleanup sweep",
+                Level.WARN,
+                f"{pinned} pinned session(s) will be deleted by Claude Code within {RISK_DAYS} "
+                "days: its sweep ignores pins",
+                take_over,
+            )
+        )
+    if unarchived:
+        checks.append(
+            Check(
+                "cleanup sweep",
+                Level.WARN,
+                f"{unarchived} session(s) will be deleted by Claude Code within {RISK_DAYS} days "
+                "and have no archive",
+                f"`scrub archive --all --older-than {max(1, horizon)}d` now; " + take_over,
+            )
+        )
+    days = policy.retention.days
+    if days is not None and days > setting.days:
+        checks.append(
+            Check(
+                "cleanup sweep",
+                Level.WARN,
+                f"the policy keeps sessions {days} days but Claude Code deletes them after "
+                f"{setting.days}",
+                take_over,
+            )
+        )
+    return checks
+
+
+def run_checks(env: Mapping[str, str], now: datetime) -> list[Check]:
+    config = paths.config_dir(env)
+    home = paths.scrub_home(env)
+    checks = list(check_config_dir(config))
+    hook_checks, _ = check_hooks(config, home)
+    checks += hook_checks
+    policy_checks, policy = check_policy(env, home)
+    checks += policy_checks
+    checks += check_spool(home, now.timestamp())
+    checks.append(check_worker(home))
+    if config.is_dir():
+        checks += check_cleanup(config, home, policy, now)
+    record = installer.read_record(home)
+    schedule = record.get("schedule")
+    if isinstance(schedule, dict):
+        checks.append(Check("schedule", Level.OK, f"retention scheduled with {schedule['kind']}"))
+    else:
+        checks.append(
+            Check(
+                "schedule",
+                Level.INFO,
+                "retention is not scheduled",
+                "`scrub install --schedule systemd` (or cron) runs it nightly",
+            )
+        )
+    return checks
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("doctor")
+    def doctor_command(
+        output_format: Annotated[str, typer.Option("--format", help="text or json.")] = "text",
+    ) -> None:
+        """Check the installation end to end and print what to fix.
+
+        Hooks registered and pointing at existing files, the policy valid, recipients present,
+        the archive folder writable, the spool empty or draining, the worker able to run, the
+        config directory's permissions, and Claude Code's effective cleanupPeriodDays with the
+        sessions its sweep would delete soon. Exit 0 when all is well, 1 otherwise.
+        """
+        checks = run_checks(common.env(), datetime.now(UTC))
+        problems = [c for c in checks if c.level in (Level.WARN, Level.FAIL)]
+        if output_format == "json":
+            typer.echo(
+                json.dumps(
+                    {"schema": "scrubber.doctor/1", "ok": not problems,
+                     "checks": [asdict(c) for c in checks]},
+                    indent=2,
+                )
+            )  # fmt: skip
+        else:
+            for check in checks:
+                typer.echo(f"{check.level.value:<5} {check.name}: {check.message}")
+                if check.fix and check.level is not Level.OK:
+                    typer.echo(f"      fix: {check.fix}")
+            typer.echo("all good" if not problems else f"{len(problems)} thing(s) to look at")
+        if problems:
+            raise typer.Exit(int(ExitCode.FINDINGS))
