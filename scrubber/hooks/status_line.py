@@ -556,6 +556,7 @@ class _Previous:
                 self._proc.stdin.write(data)
             with contextlib.suppress(OSError):
                 self._proc.stdin.close()
+            self._proc.stdin = None  # communicate() must not touch it again
             self._data = None
 
     def output(self) -> str:

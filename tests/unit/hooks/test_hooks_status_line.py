@@ -1,0 +1,394 @@
+"""The status line: incremental scanning, rewrites, budget, allowlist, wrapping, light imports."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from scrubber.demo import build_demo_config
+from scrubber.detection.fingerprint import Fingerprinter, read_or_create_key
+from scrubber.detection.rules.catalog import ALL_RULES
+from scrubber.detection.scan import SecretScanner
+from scrubber.hooks import status_line
+from scrubber.hooks.status_line import IncrementalScan, ScanState, render
+from scrubber.paths import fingerprint_key_file
+from scrubber.pipeline import ScanTarget, audit
+from scrubber.policy.model import Allowlist, DetectionPolicy, Policy
+
+ROOT = Path(__file__).resolve().parents[3]
+FULL = "e3e70682-c209-4cac-a29f-6fbed82c07cd"  # the demo session with every kind of secret
+PROJECT = "-home-demo-work-shop-api"
+FORBIDDEN = ("detect_secrets", "typer", "click", "yaml", "cryptography")
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_demo_config(tmp_path_factory.mktemp("demo"))
+
+
+@pytest.fixture
+def env(tmp_path: Path, demo: Path) -> dict[str, str]:
+    config = tmp_path / "config"
+    (config / "projects" / PROJECT).mkdir(parents=True)
+    return {
+        "CLAUDE_CONFIG_DIR": str(config),
+        "SCRUB_HOME": str(tmp_path / "home"),
+        "HOME": str(tmp_path),
+    }
+
+
+def transcript_in(env: dict[str, str], demo: Path, lines: int | None = None) -> Path:
+    source = demo / "projects" / PROJECT / f"{FULL}.jsonl"
+    target = Path(env["CLAUDE_CONFIG_DIR"]) / "projects" / PROJECT / f"{FULL}.jsonl"
+    data = source.read_bytes().splitlines(keepends=True)
+    target.write_bytes(b"".join(data if lines is None else data[:lines]))
+    return target
+
+
+def home(env: dict[str, str]) -> Path:
+    return Path(env["SCRUB_HOME"])
+
+
+def expected_kinds(
+    path: Path, env: dict[str, str], allowlist: Allowlist | None = None
+) -> dict[str, int]:
+    """What `scrub audit` finds with our own rules (the status line runs no detect-secrets)."""
+    key = read_or_create_key(fingerprint_key_file(home(env)))
+    scanner = SecretScanner(ALL_RULES, Fingerprinter(key), allowlist, engine="python")
+    report = audit([ScanTarget(path, True)], scanner)
+    kinds: dict[str, set[str]] = {}
+    for finding in report.findings:
+        kinds.setdefault(finding.kind, set()).add(finding.fingerprint)
+    return {kind: len(fps) for kind, fps in kinds.items()}
+
+
+def kinds_of(state: ScanState) -> dict[str, int]:
+    return {kind: len(fps) for kind, fps in state.findings.items() if fps}
+
+
+def scan_all(path: Path, env: dict[str, str], state: ScanState | None = None) -> ScanState:
+    state, _ = IncrementalScan(home(env)).step(path, state, budget=60.0)
+    return state
+
+
+def test_a_full_scan_finds_what_audit_finds(env: dict[str, str], demo: Path) -> None:
+    path = transcript_in(env, demo)
+    state = scan_all(path, env)
+    assert kinds_of(state) == expected_kinds(path, env)
+    assert {"dotenv-value", "github-token", "aws-access-key-id"} <= set(state.findings)
+    assert state.offset == state.size == path.stat().st_size
+    assert not state.behind and not state.partial
+
+
+def test_scanning_in_pieces_equals_one_scan_and_remembers_tool_calls(
+    env: dict[str, str], demo: Path
+) -> None:
+    full = transcript_in(env, demo)
+    whole = kinds_of(scan_all(full, env))
+    lines = full.read_bytes().splitlines(keepends=True)
+    state = None
+    for count in range(5, len(lines) + 1, 7):
+        full.write_bytes(b"".join(lines[:count]))
+        # A new IncrementalScan each time: each status-line call is a new process.
+        state, changed = IncrementalScan(home(env)).step(full, state, budget=60.0)
+        assert changed
+    full.write_bytes(b"".join(lines))
+    state, _ = IncrementalScan(home(env)).step(full, state, budget=60.0)
+    assert kinds_of(state) == whole
+    assert state.calls  # sensitive calls (the Read of .env, printenv) carried between steps
+    assert all(len(call) == 4 for call in state.calls)
+
+
+def test_nothing_new_is_not_a_change(env: dict[str, str], demo: Path) -> None:
+    path = transcript_in(env, demo)
+    state = scan_all(path, env)
+    again, changed = IncrementalScan(home(env)).step(path, state, budget=60.0)
+    assert not changed and again is state
+
+
+def test_a_small_budget_catches_up_over_several_calls(env: dict[str, str], demo: Path) -> None:
+    path = transcript_in(env, demo)
+    state, calls = None, 0
+    while state is None or state.behind:
+        state, _ = IncrementalScan(home(env)).step(path, state, budget=0.0)
+        calls += 1
+        assert calls < 10_000
+    assert calls > 5  # at least one line per call, so one call per line here
+    assert kinds_of(state) == expected_kinds(path, env)
+
+
+def test_truncation_and_rewrites_rescan_from_the_start(env: dict[str, str], demo: Path) -> None:
+    path = transcript_in(env, demo)
+    state = scan_all(path, env)
+    assert state.total() > 0
+    # Truncated to the first line (no secret there): counts start over.
+    first = path.read_bytes().splitlines(keepends=True)[0]
+    path.write_bytes(first)
+    state = scan_all(path, env, state)
+    assert state.total() == 0 and state.offset == len(first)
+    # Rewritten in place, same inode and a longer file: the tail check notices.
+    transcript_in(env, demo)
+    state = scan_all(path, env, state)
+    secret_state = kinds_of(state)
+    assert secret_state == expected_kinds(path, env)
+    # Same inode, same size, different bytes before the offset, then a line appended: the
+    # keyed tail check notices, and the scan starts over (the old findings go).
+    from scrubber.demo import demo_manifest
+
+    data = path.read_bytes()
+    for secret in demo_manifest().secrets:
+        for needle in secret.needles():
+            data = data.replace(needle.encode(), b"x" * len(needle.encode()))
+    data = data[:-10] + b'"zzzzzzz}\n'
+    with path.open("r+b") as handle:
+        handle.write(data)
+    with path.open("ab") as handle:
+        handle.write(b'{"type":"user"}\n')
+    rescanned = scan_all(path, env, state)
+    assert kinds_of(rescanned) == expected_kinds(path, env)
+    assert rescanned.total() < state.total()
+    # Replaced by a new file (an in-place redaction renames one over it): a new inode.
+    clean = path.with_name("clean.tmp")
+    clean.write_bytes(first * 3)
+    clean.replace(path)
+    state = scan_all(path, env, rescanned)
+    assert state.total() == 0 and state.line == 4
+
+
+def test_an_unterminated_last_line_waits_for_its_newline(env: dict[str, str], demo: Path) -> None:
+    path = transcript_in(env, demo)
+    data = path.read_bytes()
+    path.write_bytes(data[:-40])
+    state = scan_all(path, env)
+    assert state.partial and not state.behind
+    assert state.offset == data[:-40].rindex(b"\n") + 1
+    _, changed = IncrementalScan(home(env)).step(path, state, budget=60.0)
+    assert not changed  # a torn line does not make every call rescan
+    path.write_bytes(data)
+    state = scan_all(path, env, state)
+    assert not state.partial and state.offset == len(data)
+
+
+def test_the_compiled_allowlist_silences_and_a_change_rescans(
+    env: dict[str, str], demo: Path
+) -> None:
+    path = transcript_in(env, demo)
+    before = scan_all(path, env)
+    assert "github-token" in before.findings
+    policy = Policy(detection=DetectionPolicy(allowlist=Allowlist(patterns=("gh[pousr]_.*",))))
+    status_line.write_allowlist_state(policy, home(env))
+    after = scan_all(path, env, before)
+    assert "github-token" not in after.findings
+    assert kinds_of(after) == expected_kinds(path, env, policy.detection.allowlist)
+
+
+def test_writing_the_same_allowlist_keeps_its_stamp(tmp_path: Path) -> None:
+    target = status_line.write_allowlist_state(Policy(), tmp_path)
+    stamp = target.stat().st_mtime_ns
+    status_line.write_allowlist_state(Policy(), tmp_path)
+    assert target.stat().st_mtime_ns == stamp
+
+
+def test_state_files_hold_fingerprints_and_kinds_never_values(
+    env: dict[str, str], demo: Path
+) -> None:
+    from scrubber.demo import demo_manifest
+
+    path = transcript_in(env, demo)
+    status_line.status_segment(
+        json.dumps({"session_id": FULL, "transcript_path": str(path)}).encode(),
+        env,
+        inline=True,
+        budget=60.0,
+    )
+    text = status_line.state_file(home(env), FULL, path).read_text()
+    for secret in demo_manifest().secrets:
+        for needle in secret.needles():
+            assert needle not in text
+
+
+@pytest.mark.parametrize(
+    ("findings", "offset", "size", "expected"),
+    [
+        ({}, 10, 10, ""),
+        ({"aws-access-key-id": ["a"], "dotenv-value": ["b", "c"]}, 10, 10,
+         "secrets: 3 (dotenv-value, aws-access-key-id)"),
+        ({"a": ["1"], "b": ["2"], "c": ["3"], "d": ["4"]}, 10, 10, "secrets: 4 (a, b, c, +1)"),
+        ({"x": ["1"], "y": ["1"]}, 10, 10, "secrets: 1 (x, y)"),  # one value, two kinds
+        ({}, 0, 50 << 20, "scrub: catching up 0%"),
+        ({"x": ["1"]}, 25 << 20, 50 << 20, "secrets: 1 (x) catching up 50%"),
+        ({}, 100, 20_100, ""),  # a turn's worth behind: not worth a word
+    ],
+)  # fmt: skip
+def test_render(findings: dict[str, list[str]], offset: int, size: int, expected: str) -> None:
+    state = ScanState("/t.jsonl", size=size, offset=offset, findings=findings)
+    assert render(state, color=False) == expected
+    if expected.startswith("secrets"):
+        assert render(state).startswith(status_line.RED)
+
+
+def test_render_knows_when_the_caller_saw_more(env: dict[str, str]) -> None:
+    state = ScanState("/t.jsonl", size=100, offset=100)
+    assert render(state, size=100 + (8 << 20), color=False) == "scrub: catching up 0%"
+    assert render(None, size=10, color=False) == ""
+
+
+@pytest.mark.parametrize(
+    "data",
+    [b"", b"{", b"[]", b'{"transcript_path": 3}', b'{"transcript_path": "/etc/x.jsonl"}',
+     b'{"transcript_path": "relative.jsonl"}'],
+)  # fmt: skip
+def test_unexpected_input_prints_nothing(env: dict[str, str], data: bytes) -> None:
+    out = io.StringIO()
+    assert status_line.main([], stdin=io.BytesIO(data), stdout=out, env=env) == 0
+    assert out.getvalue() == ""
+
+
+def test_a_missing_transcript_prints_nothing(env: dict[str, str]) -> None:
+    path = Path(env["CLAUDE_CONFIG_DIR"]) / "projects" / PROJECT / "nope.jsonl"
+    data = json.dumps({"session_id": "nope", "transcript_path": str(path)}).encode()
+    out = io.StringIO()
+    status_line.main(["--inline"], stdin=io.BytesIO(data), stdout=out, env=env)
+    assert out.getvalue() == ""
+
+
+def test_main_inline_prints_the_segment(env: dict[str, str], demo: Path) -> None:
+    path = transcript_in(env, demo)
+    data = json.dumps({"session_id": FULL, "transcript_path": str(path), "model": {}}).encode()
+    out = io.StringIO()
+    status_line.main(
+        ["--inline", "--budget-ms", "60000"], stdin=io.BytesIO(data), stdout=out, env=env
+    )
+    line = out.getvalue()
+    assert line.startswith(status_line.RED + "secrets: ") and line.endswith("\n")
+    assert line.count("\n") == 1
+
+
+def test_the_default_mode_scans_in_the_background(
+    env: dict[str, str], demo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The call itself prints what is known and starts the scan; the next call shows it."""
+    path = transcript_in(env, demo)
+    started: list[tuple[Path, str]] = []
+    monkeypatch.setattr(
+        status_line, "start_background_scan", lambda t, s, e: started.append((t, s)) or True
+    )
+    data = json.dumps({"session_id": FULL, "transcript_path": str(path)}).encode()
+    assert status_line.status_segment(data, env, color=False) == ""
+    assert started == [(path, FULL)]
+    final = status_line.run_background_scan(path, FULL, env, step_budget=0.001)
+    assert final is not None and not final.behind
+    assert status_line.status_segment(data, env, color=False).startswith("secrets: ")
+    assert len(started) == 1  # up to date: no new scan
+
+
+def test_one_background_scan_per_transcript(env: dict[str, str], demo: Path) -> None:
+    path = transcript_in(env, demo)
+    where = status_line.state_file(home(env), FULL, path)
+    fd = status_line._try_lock(status_line._lock_path(where))
+    assert fd is not None
+    try:
+        assert status_line.run_background_scan(path, FULL, env) is None
+        assert status_line.start_background_scan(path, FULL, env) is False
+    finally:
+        os.close(fd)
+
+
+def test_wrap_runs_the_previous_command_with_the_same_stdin_first(
+    env: dict[str, str], demo: Path
+) -> None:
+    path = transcript_in(env, demo)
+    data = json.dumps({"session_id": FULL, "transcript_path": str(path)}).encode()
+    out = io.StringIO()
+    status_line.main(
+        ["--wrap", "head -c 12; echo", "--inline", "--budget-ms", "60000"],
+        stdin=io.BytesIO(data), stdout=out, env=env,
+    )  # fmt: skip
+    previous, ours = out.getvalue().rstrip("\n").split("  ", 1)
+    assert previous == data[:12].decode()
+    assert ours.startswith(status_line.RED + "secrets: ")
+
+
+def test_a_failing_previous_command_still_shows_ours_and_a_clean_one_shows_theirs(
+    env: dict[str, str], demo: Path
+) -> None:
+    path = transcript_in(env, demo, lines=1)
+    data = json.dumps({"session_id": FULL, "transcript_path": str(path)}).encode()
+    out = io.StringIO()
+    status_line.main(
+        ["--wrap", "printf 'model | dir'"], stdin=io.BytesIO(data), stdout=out, env=env
+    )
+    assert out.getvalue() == "model | dir\n"
+    out = io.StringIO()
+    status_line.main(["--wrap", "exit 3"], stdin=io.BytesIO(data), stdout=out, env=env)
+    assert out.getvalue() == ""
+
+
+def test_compose() -> None:
+    assert status_line.compose("", "") == ""
+    assert status_line.compose("a\n", "") == "a"
+    assert status_line.compose("", "s") == "s"
+    assert status_line.compose("row1\nrow2\n", "s") == "row1\nrow2  s"
+
+
+def test_prune_removes_old_state_files(tmp_path: Path) -> None:
+    folder = status_line.states_dir(tmp_path)
+    folder.mkdir(parents=True)
+    old, new = folder / "old.json", folder / "new.json"
+    old.write_text("{}")
+    new.write_text("{}")
+    os.utime(old, (1_000, 1_000))
+    assert status_line.prune_states(tmp_path, now=1_000 + 31 * 86400) == 1
+    assert not old.exists() and new.exists()
+
+
+def _modules_after(code: str, stdin: bytes, env: dict[str, str]) -> set[str]:
+    done = subprocess.run(
+        [sys.executable, "-c", code], input=stdin, capture_output=True, env={**os.environ, **env},
+        cwd=ROOT, check=True,
+    )  # fmt: skip
+    return set(json.loads(done.stdout.decode().strip().splitlines()[-1]))
+
+
+def test_the_status_line_imports_nothing_heavy_even_when_scanning(
+    env: dict[str, str], demo: Path
+) -> None:
+    path = transcript_in(env, demo)
+    data = json.dumps({"session_id": FULL, "transcript_path": str(path)}).encode()
+    code = (
+        "import io, json, sys\n"
+        f"sys.path.insert(0, {str(ROOT)!r})\n"
+        "from scrubber.hooks import status_line\n"
+        "out = io.StringIO()\n"
+        "status_line.main(['--inline', '--budget-ms', '60000'], stdout=out)\n"
+        "assert 'secrets' in out.getvalue(), out.getvalue()\n"
+        "print(json.dumps(sorted(sys.modules)))\n"
+    )
+    modules = _modules_after(code, data, env)
+    assert "scrubber.detection.scan" in modules  # it did scan
+    assert not {m for m in modules if m.split(".")[0] in FORBIDDEN}
+
+
+def test_the_session_end_shim_imports_nothing_heavy(env: dict[str, str], demo: Path) -> None:
+    path = transcript_in(env, demo)
+    data = json.dumps({"session_id": FULL, "transcript_path": str(path)}).encode()
+    code = (
+        "import json, runpy, sys\n"
+        "sys.argv = ['session-end']\n"
+        "try:\n"
+        f"    runpy.run_path({str(ROOT / 'hooks' / 'session-end')!r}, run_name='__main__')\n"
+        "except SystemExit as done:\n"
+        "    assert done.code == 0\n"
+        "print(json.dumps(sorted(sys.modules)))\n"
+    )
+    modules = _modules_after(code, data, {**env, "SCRUB_NO_WORKER": "1"})
+    assert "scrubber.hooks.session_end" in modules
+    assert not {m for m in modules if m.split(".")[0] in FORBIDDEN}
+    assert not {m for m in modules if m.startswith(("scrubber.detection", "scrubber.policy"))}
+    assert (home(env) / "spool" / f"{FULL}.json").exists()
