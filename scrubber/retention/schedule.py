@@ -217,7 +217,11 @@ def cron_line(
         raise ValueError("no command")
     rng = rng or random.SystemRandom()
     minute, hour = rng.randrange(60), rng.randrange(1, 6)
-    assignments = " ".join(_cron_word(f"{k}={v}") for k, v in sorted((env or {}).items()))
+    for key in env or {}:
+        if not key.isidentifier():
+            raise ValueError("an environment variable name must be an identifier")
+    # Only the value is quoted: a quoted `'KEY=value'` would be a command, not an assignment.
+    assignments = " ".join(f"{k}={_cron_word(v)}" for k, v in sorted((env or {}).items()))
     run = " ".join(_cron_word(w) for w in (*command, *RETENTION_ARGS))
     # POSIX sh has no $RANDOM; shuf is in coreutils. No % anywhere (see _cron_word).
     sleep = f"sleep $(shuf -i 0-{int(max_sleep)} -n 1)"
