@@ -16,6 +16,8 @@ from scrubber.detection.rules.base import PatternRule
 from scrubber.detection.rules.values import is_trivial, looks_like_code, looks_token_like
 
 _ENV_NAME = re.compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$|^[A-Z_]+$")
+# A variable of the code that builds the header: `'Authorization': v4auth_header}`.
+_SNAKE_IDENTIFIER = re.compile(r"^[a-z][a-z0-9]*(?:_[a-z0-9]+)+[})\]]*$")
 
 
 def _not_a_credential(value: str) -> bool:
@@ -24,6 +26,7 @@ def _not_a_credential(value: str) -> bool:
         or is_trivial(value)
         or looks_like_code(value)
         or bool(_ENV_NAME.match(value))
+        or bool(_SNAKE_IDENTIFIER.match(value))
         or not looks_token_like(value, min_length=8)
     )
 

@@ -79,7 +79,9 @@ AWS_BEDROCK_API_KEY = PatternRule(
     name="aws-bedrock-api-key",
     kind="aws-bedrock-api-key",
     pattern=WORD_START
-    + r"(?:ABSK[A-Za-z0-9+/]{100,300}={0,2}|bedrock-api-key-YmVkcm9jay5hbWF6b25hd3MuY29t"
+    # The prefix is written in two pieces so this file does not match its own pattern.
+    + r"(?:ABSK[A-Za-z0-9+/]{100,300}={0,2}|bedrock-api-key-"
+    + r"YmVkcm9jay5hbWF6b25hd3MuY29t"
     r"[A-Za-z0-9+/]{0,4096}={0,2})(?![A-Za-z0-9+/=])",
     anchors=("absk", "bedrock-api-key-"),
     reference="Amazon Bedrock User Guide, 'API keys'; gitleaks rules "

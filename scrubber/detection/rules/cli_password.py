@@ -17,14 +17,21 @@ from scrubber.detection.rules.values import is_trivial
 
 # The rest of one shell command: no newline (unless escaped), no `|`, `;` or `&&`.
 _SAME_COMMAND = r"(?:[^\n|;&]|&(?!&)|\\\r?\n){0,600}?"
-_VALUE = r"""(['"]?)(?P<secret>[^\s'"]{1,512})\1(?=[\s;&|)]|$)"""
+_VALUE = r"""(['"]?)(?P<secret>[^\s'"`]{1,512})\1(?=[\s;&|)]|$)"""
 
 
 def _not_a_password(value: str) -> bool:
     # `--password -u x`: the next flag, not a value.
     flag = re.fullmatch(r"-[A-Za-z]|--[A-Za-z][\w-]*", value) is not None
     bracketed = value[0] in "<[{" or value[-1] in ">]}"  # `<password>`, `[PASSWORD]`
-    return is_trivial(value) or flag or bracketed or "=" in value.rstrip("=")
+    wordless = not any(c.isalnum() for c in value)
+    return is_trivial(value) or flag or bracketed or wordless or "=" in value.rstrip("=")
+
+
+def _not_a_flag_value(value: str) -> bool:
+    # A lone lower-case word after `--password` is prose more often than a password
+    # ("credentials via the --username and --password options").
+    return _not_a_password(value) or (value.isalpha() and value.islower())
 
 
 def _tool_flag(
@@ -104,15 +111,15 @@ LONG_FLAG_SECRET = PatternRule(
     anchors=tuple("--" + f for f in _LONG_FLAGS),
     reference="GNU long-option convention; e.g. mysql --password, wget --http-password, "
     "huggingface-cli login --token, oc login --token",
-    reject=_not_a_password,
+    reject=_not_a_flag_value,
 )
 
 # keytool -storepass/-keypass, openssl -passin/-passout pass:…, -pass pass:…
 SINGLE_DASH_SECRET = PatternRule(
     name="cli-single-dash-secret",
     kind="cli-password",
-    pattern=r"(?<![\w-])-(?:(?:src|dest|new)?storepass|(?:new)?keypass|"
-    r"pass(?:in|out)?\s+(?:pass|env|file):?(?=pass:)pass:|pass(?:in|out)?\s+pass:)\s*" + _VALUE,
+    pattern=r"(?<![\w-])-(?:(?:(?:src|dest|new)?storepass|(?:new)?keypass)\s+|"
+    r"pass(?:in|out)?\s+pass:)" + _VALUE,
     anchors=("storepass", "keypass", "pass:"),
     reference="keytool(1) -storepass/-keypass; openssl-passphrase-options(1) pass:password",
     reject=_not_a_password,
@@ -124,7 +131,7 @@ CURL_USER_PASSWORD = PatternRule(
     pattern=r"(?<![\w/.-])(?:curl|wget|http|xh)(?![\w-])"
     + _SAME_COMMAND
     + r"\s(?:-u|--user|-U|--proxy-user)(?:=|\s*)\\?['\"]?[^\s:'\"\\]{0,256}\\?['\"]?:"
-    r"\\?['\"]?(?P<secret>[^\s'\"\\]{1,512})\\?['\"]?(?=[\s;&|)\\]|$)",
+    r"\\?['\"]?(?P<secret>[^\s'\"\\`]{1,512})\\?['\"]?(?=[\s;&|)\\]|$)",
     anchors=("curl", "wget", "http", "xh"),
     reference="curl.se/docs/manpage.html#-u (-u user:password); gitleaks rule curl-auth-user",
     reject=_not_a_password,

@@ -58,7 +58,7 @@ URL_QUERY_SECRET = PatternRule(
     kind="url-query-secret",
     pattern=r"[?&;](?:"
     + "|".join(re.escape(n) for n in sorted(_QUERY_NAMES, key=len, reverse=True))
-    + r")=(?P<secret>[^&#\s\"'<>`\\]{4,2048})",
+    + r")=(?P<secret>[^&#;\s\"'<>`\\]{4,2048})",
     flags=re.IGNORECASE,
     anchors=tuple(n + "=" for n in _QUERY_NAMES),
     reference="RFC 6750 §2.3 (access_token query parameter); Azure Storage 'Create a service "

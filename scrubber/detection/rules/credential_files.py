@@ -28,9 +28,12 @@ from scrubber.detection.rules.values import is_trivial, looks_token_like
 
 # A value token: no whitespace, and stops before a JSON escape (`\n`, `\"`) when the text is a
 # raw, escaped line.
-_VALUE = r"(?:[^\s\\]|\\(?![nrt\"]))+"
+_VALUE = r"(?:[^\s\\\"'`]|\\(?![nrt\"]))+"
 # Between netrc tokens: whitespace, JSON newline escapes, Read-tool line-number prefixes.
 _GAP = r"(?:\s|\\[nrt]|(?<=\s)\d{1,7}(?:→|\t))+"
+
+
+_CLAUSE = _GAP + r"(?:login|account|port)" + _GAP + _VALUE
 
 
 def _reject_value(value: str) -> bool:
@@ -40,19 +43,8 @@ def _reject_value(value: str) -> bool:
 NETRC_PASSWORD = PatternRule(
     name="netrc-password",
     kind="netrc-password",
-    pattern=r"(?:(?<![\w-])|(?<=\\[nrt]))(?:machine" + _GAP + _VALUE + r"|default)"
-    r"(?:"
-    + _GAP
-    + r"(?:login|account|port)"
-    + _GAP
-    + _VALUE
-    + r"){0,4}"
-    + _GAP
-    + r"password"
-    + _GAP
-    + r"(?P<secret>"
-    + _VALUE
-    + r")",
+    pattern=rf"(?:(?<![\w-])|(?<=\\[nrt]))(?:machine{_GAP}{_VALUE}(?:{_CLAUSE}){{0,4}}|"
+    rf"default(?:{_CLAUSE}){{1,4}}){_GAP}password{_GAP}(?P<secret>{_VALUE})",
     anchors=("password",),
     reference="GNU inetutils manual, 'The .netrc file'; curl --netrc",
     reject=_reject_value,
@@ -182,15 +174,20 @@ DOCKER_CONFIG_TOKEN = PatternRule(
     reject=_not_a_token,
 )
 
+
+def _npmrc_placeholder(value: str) -> bool:
+    return is_trivial(value) or re.fullmatch(r"[A-Z][A-Z0-9_]{0,19}", value) is not None
+
+
 NPMRC_AUTH = PatternRule(
     name="npmrc-auth",
     kind="npmrc-auth",
     pattern=r"(?<![\w-])_(?:authToken|auth|password)[ \t]{0,4}=[ \t]{0,4}[\"']?(?P<secret>"
-    + r"(?:[^\s\\\"']|\\(?![nrt\"]))+"
+    + r"(?:[^\s\\\"'`,;]|\\(?![nrt\"]))+"
     + r")",
     anchors=("_auth", "_password"),
     reference="docs.npmjs.com/cli/v10/configuring-npm/npmrc (auth-related configuration)",
-    reject=_reject_value,
+    reject=_npmrc_placeholder,  # `_authToken=MYTOKEN` in documentation
 )
 
 RULES = (

@@ -1,8 +1,10 @@
-"""Values assigned to credential-like names: `DB_PASSWORD=hunter2`, `export API_KEY="…"`,
+"""Values assigned to credential-like names: `DB_PASSWORD` set to `hunter2` in a `.env` file,
+`export API_KEY="…"`,
 `"client_secret": "…"`, YAML `password: …`, `token = '…'`, `<password>…</password>`,
 `define('DB_PASSWORD', '…')`.
 
-The name decides that a value is a secret, so a weak password counts (`DB_PASSWORD=hunter2`).
+The name decides that a value is a secret, so a weak password counts (`hunter2` as a
+`DB_PASSWORD`).
 The hard part is precision on what Claude Code reads and runs every day: source code
 (`token = get_token()`, `password: str`, `password=password`), model usage counters
 (`max_tokens: 1024`, `"output_tokens": 57`), UI strings (`"password": "Enter your password"`),
@@ -60,7 +62,27 @@ _MEDIUM_SUFFIXES = ("token", "apikey", "secretkey", "accesskey")
 _STRONG_LAST_WORDS = frozenset({"pass", "pw"})  # `DB_PASS`, `SMTP_PW`; not `pass_through`
 _MEDIUM_WORDS = frozenset({"token", "apikey", "auth", "accesstoken", "authtoken", "secretkey"})
 _MEDIUM_PAIRS = frozenset({("api", "key"), ("access", "key"), ("private", "key")})
-_MEDIUM_LAST_WORDS = frozenset({"pat"})  # `GITHUB_PAT`
+# `GITHUB_PAT`, `ADO_PAT`; elsewhere `_PAT` is as often a pattern (`_HEX_PAT`).
+_PAT_OWNERS = frozenset(
+    {
+        "github",
+        "gh",
+        "gitlab",
+        "gl",
+        "ado",
+        "azure",
+        "devops",
+        "bitbucket",
+        "personal",
+        "access",
+        "hf",
+        "api",
+        "git",
+        "vsts",
+        "atlassian",
+        "jira",
+    }
+)
 # The last word says the value is about the secret, not the secret: `password_hash`,
 # `token_type`, `secret_name`, `auth_url`, `api_key_id`.
 _NOT_SECRET_LAST_WORDS = frozenset(
@@ -134,6 +156,8 @@ _CALL_SEPARATOR = re.compile(r"""(?P<close>\\?["'])[ \t]{0,4},[ \t]{0,4}(?P<afte
 _MAX_GAP = 16  # a masked placeholder leaves 21+ spaces behind a label: never bridge that
 _UNQUOTED = re.compile(r"""(?:[^\s"'`\\;,<>]|\\(?![nrt"'\\/]))+""")
 _MAX_VALUE = 4096
+_PROSE_AFTER = re.compile(r" [A-Za-z]{2}")
+_JOINED_WORDS = re.compile(r"^[a-z]+(?:[-_][a-z]+)+$")
 # YAML tags that make a value something else (`!Ref`, `!vault |`, `!!binary`); a password
 # that merely starts with `!` is kept.
 _YAML_TAG = re.compile(
@@ -163,7 +187,7 @@ def classify_name(name: str) -> Strength | None:
         return Strength.STRONG
     if any(w in _MEDIUM_WORDS or w.endswith(_MEDIUM_SUFFIXES) for w in words):
         return Strength.MEDIUM
-    if words[-1] in _MEDIUM_LAST_WORDS:
+    if words[-1] == "pat" and len(words) >= 2 and words[-2] in _PAT_OWNERS:
         return Strength.MEDIUM
     if any(pair in _MEDIUM_PAIRS for pair in itertools.pairwise(words)):
         return Strength.MEDIUM
@@ -181,6 +205,7 @@ class AssignedValue:
     quoted: bool
     op: str
     spaced: bool  # spaces around the operator: `name = value` (code, INI), not `NAME=value`
+    prose_follows: bool = False  # an unquoted value followed by a space and another word
 
 
 def _closing_quote(text: str, start: int, quote: str) -> int:
@@ -233,7 +258,10 @@ def read_value(text: str, pos: int, op: str, spaced: bool) -> AssignedValue | No
     if match is None or match.end() - pos > _MAX_VALUE:
         return None
     end = _trim_unquoted(text, pos, match.end())
-    return AssignedValue(pos, end, False, op, spaced) if end > pos else None
+    if end <= pos:
+        return None
+    prose = _PROSE_AFTER.match(text, end) is not None
+    return AssignedValue(pos, end, False, op, spaced, prose)
 
 
 def _looks_like_sentence(value: str) -> bool:
@@ -255,10 +283,18 @@ def accept_value(
         return False
     if not found.quoted and (looks_like_code(value) or value[0] in "([{<"):
         return False
+    if looks_like_code(value) and not looks_token_like(value):
+        return False  # a quoted regex or template: r"(?:key|pwd)", f"{name}-{id}"
+    if found.op == "," and is_pure_identifier(value.replace(".", "_")):
+        return False  # `field_serializer('password', 'password_bytes')`
+    if found.prose_follows and is_pure_identifier(value):
+        return False  # `"pwd: expected bytes, got …"`, `# 2nd pass: check if …`
     if _looks_like_sentence(value):
         return context.sensitive and found.quoted and strength is Strength.STRONG
     if context.sensitive:
         return True
+    if _JOINED_WORDS.match(value):
+        return False  # `password_confirmation`, `auth-scheme`: names, not values
     if strength is Strength.KEY:
         return (
             len(value) >= 16
@@ -353,10 +389,14 @@ class SensitiveAssignmentRule:
         sep = _SEPARATOR.match(text, end)
         if sep is None and before in "\"'":
             call = _CALL_SEPARATOR.match(text, end)
-            # The opening quote may be JSON-escaped (`(\"DB_PASSWORD\", …`).
+            # Only a first argument: `define('DB_PASSWORD', '…')`, `getenv("TOKEN", "…")`; in a
+            # list of names (`'password', 'password_bytes'`) the next item is not a value. The
+            # opening quote may be JSON-escaped (`(\"DB_PASSWORD\", …`).
             opener = start - 3 if text[start - 2 : start - 1] == "\\" else start - 2
-            if call is None or opener < 0 or text[opener] not in "( ":
+            if call is None or opener < 1 or text[opener] != "(":
                 return None
+            if not (text[opener - 1].isalnum() or text[opener - 1] in "_."):
+                return None  # a tuple `("a", "b")`, not a call
             return read_value(text, call.end(), ",", True)
         if sep is None:
             return None

@@ -86,7 +86,7 @@ _DATE = re.compile(
     r"^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?$"
 )
 _WORD_LIST = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]*(?:[,; ][A-Za-z][A-Za-z0-9_.-]*)+$")
-_NESTED_ASSIGNMENT = re.compile(r"^[A-Za-z_][\w.]*=")
+_NESTED_ASSIGNMENT = re.compile(r"^[A-Za-z_][\w.]*=[^=]")
 _PATH_LIST = re.compile(r"^[~.]?/[^:\s]*(?::[~.]?/[^:\s]*)+:?$")
 _LINE_START = r"(?:^|(?<=→)|(?<=\d\t))[ \t]*"
 _ENV_LINE = re.compile(

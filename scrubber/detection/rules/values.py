@@ -21,7 +21,7 @@ _PLACEHOLDER = re.compile(
       | %\([A-Za-z_]\w*\)[sdr]    # %(name)s
       | %[sdrvqx]                 # %s, %v
       | \{\{.*\}\}?               # {{ template }}
-      | \{[A-Za-z_0-9.\-\s]*\}    # {name}, {0}
+      | \{.*                      # {name}, {0}, {PW[::-1]}, an unfinished f-string
       | \#\{[^}]*\}               # #{ruby}
       | <[^<>]{1,80}>             # <your token here>
       | @[A-Za-z_][\w.]*@         # @maven.property@
@@ -29,6 +29,7 @@ _PLACEHOLDER = re.compile(
       | `.*                       # shell command substitution
       | (?i:your|my|insert|enter|replace|put|paste|add)[-_\s].*   # your_api_key_here
       | .*[-_](?i:here|goes|placeholder|example|redacted|changeme)  # token_goes_here
+      | [A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+   # an environment variable's name: MY_API_TOKEN
     )$""",
     re.VERBOSE | re.DOTALL,
 )
@@ -52,16 +53,18 @@ _HEX_NUMBERS = re.compile(r"^(?:0x[0-9A-Fa-f]+|\d+)(?:[:.,/](?:0x[0-9A-Fa-f]+|\d
 # Code, not a literal: calls, subscripts, attribute chains, type annotations.
 _CODE = re.compile(
     r"""^(?:
-        [A-Za-z_][\w.]*\s*[(\[{]                         # call, subscript, struct literal
+        [A-Za-z_][\w.]*\s*[(\[{].*                       # call, subscript, struct literal
       | (?:self|this|cls|ctx|req|request|res|config|conf|cfg|settings|options|opts|args|params|
            props|process|os|env|window|document|app|data|os\.environ|import\.meta)\.[\w.\[\]'"]+
-      | [a-z_][a-z0-9_]*(?:\.[A-Za-z_][\w]*)+              # attribute chain: config.db.password
+      | [A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+                    # attribute chain: config.db.password
       | (?:Optional|Union|List|Dict|Mapping|Sequence|Secret|SecretStr|Annotated)\b.*
       | (?:str|string|int|bool|number|bytes|String|Option<.*>)(?:\s*[|;,?=]|\s*$).*
       | new\s+[A-Z]\w*.*                                 # new Foo(...)
       | (?:await|yield|lambda|function|fn|async|return|import|from|new|typeof|not|require)\b.*
       | [A-Za-z_][\w.]*\s*(?:\|\||&&|\?\?).*             # fallbacks: a || b, a ?? b
       | [A-Za-z_][\w.]*\s+(?:\+|\||\?|or|and|if)\s.*        # expressions: a + b, a if c
+      | .*(?:\$\{|\{[A-Za-z_][^{}]{0,80}\}).*                # interpolation: f"{x}", `${x}`
+      | .*(?:\(\?[:=!<P]|\\[dwsbDWS]|\[\^|\.\*|\.\+).*         # a regular expression
     )$""",
     re.VERBOSE,
 )

@@ -1,0 +1,46 @@
+"""Passwords and tokens on command lines."""
+
+from __future__ import annotations
+
+import pytest
+from rule_cases import B62, Case, check, fake, ids, neg, pos
+
+from scrubber.detection.rules import cli_password as cli
+
+PW = fake(B62 + "!#%^*", 18, "cli")
+DASH_PW = "-" + fake(B62, 12, "dash")
+
+CASES: list[Case] = [
+    pos(cli.MYSQL_PASSWORD, f"mysql -h db.internal -u root -p'{PW}' app -e 'SHOW TABLES;'", PW),
+    pos(cli.MYSQL_PASSWORD, f"mysqldump -uroot -p{PW} app > dump.sql", PW),
+    neg(cli.MYSQL_PASSWORD, "mysql -u root -p app", note="prompts for the password"),
+    pos(cli.SSHPASS_PASSWORD, f"sshpass -p '{PW}' ssh deploy@host uptime", PW),
+    pos(cli.REDIS_CLI_PASSWORD, f"redis-cli -h cache -a '{DASH_PW}' INFO keyspace", DASH_PW,
+        note="password starting with a dash"),
+    pos(cli.REGISTRY_LOGIN_PASSWORD, f"docker login -u bob -p '{PW}' registry.example.com", PW),
+    neg(cli.REGISTRY_LOGIN_PASSWORD, "echo $CR_PAT | docker login ghcr.io -u bob --password-stdin"),
+    pos(cli.MONGO_PASSWORD, f"mongosh --host db -u admin -p '{PW}' --authenticationDatabase admin", PW),
+    pos(cli.SQLCMD_PASSWORD, f"sqlcmd -S db -U sa -P {PW} -Q 'select 1'", PW),
+    pos(cli.LDAP_PASSWORD, f"ldapsearch -x -D cn=admin -w {PW} -b dc=x", PW),
+    pos(cli.LONG_FLAG_SECRET, f"mysql --password={PW} app", PW),
+    pos(cli.LONG_FLAG_SECRET, f"huggingface-cli login --token {PW}", PW),
+    neg(cli.LONG_FLAG_SECRET, "pass credentials via the --username and --password options"),
+    neg(cli.LONG_FLAG_SECRET, 'gh auth login --token "$(cat token.txt)"'),
+    neg(cli.LONG_FLAG_SECRET, "vault login --token-file /run/token"),
+    pos(cli.SINGLE_DASH_SECRET, f"keytool -list -keystore ks.jks -storepass {PW}", PW),
+    pos(cli.SINGLE_DASH_SECRET, f"openssl rsa -in k.pem -passin pass:{PW} -out k2.pem", PW),
+    pos(cli.CURL_USER_PASSWORD, f"curl -u elastic:{PW} https://localhost:9200", PW),
+    pos(cli.CURL_USER_PASSWORD, f"curl -X POST https://x/a?b=1&c=2 \\\n  -H 'Accept: */*' \\\n  --user 'dev:{PW}'",
+        PW, note="continued lines"),
+    pos(cli.CURL_USER_PASSWORD, f"curl --user kevin:'{PW}' -X PATCH https://x", PW),
+    neg(cli.CURL_USER_PASSWORD, "curl -u $USER:$PASS https://x"),
+    neg(cli.CURL_USER_PASSWORD, "curl -u <user:password> https://x"),
+    neg(cli.CURL_USER_PASSWORD, "curl -u admin: https://x", note="prompts"),
+    pos(cli.SUDO_STDIN_PASSWORD, f"echo '{PW}' | sudo -S apt-get update", PW),
+    neg(cli.MYSQL_PASSWORD, "ssh -p 2222 host; mkdir -p /tmp/x; psql -p 5432", note="other -p flags"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("case", CASES, ids=ids(CASES))
+def test_cli_password(case: Case) -> None:
+    check(case)

@@ -1,0 +1,129 @@
+"""Values under credential-like names, and the code, counters and prose that must not match."""
+
+from __future__ import annotations
+
+import pytest
+from rule_cases import B62, DOTENV, HEX, Case, check, fake, ids, neg, pos
+
+from scrubber.detection.rules.dotenv import SENSITIVE_ASSIGNMENT as RULE
+from scrubber.detection.rules.dotenv import Strength, classify_name
+
+TOKEN = fake(B62, 32, "tok")
+HEXKEY = fake(HEX, 32, "hex")
+STRONG_PW = fake(B62 + "!@#%^*-_", 18, "pw")
+DJANGO = "django-insecure-" + fake(B62 + "!@#$%^&*(-_=+)", 50, "dj")
+UUID = "dafa7817-e246-48f3-91a7-e87653d587b8"
+MASK = " " * 30
+WEAK = "hunter" + "2"  # weak passwords count too; kept out of the source as a literal
+WEAK_WORD = "db" + "pass"
+
+CASES: list[Case] = [
+    # dotenv and shell
+    pos(RULE, f"DB_PASSWORD={WEAK}", WEAK, note="weak password counts"),
+    pos(RULE, f'JWT_SECRET="{WEAK_WORD}"\n', WEAK_WORD),
+    pos(RULE, f"SESSION_SECRET='{TOKEN}'", TOKEN),
+    pos(RULE, f"SECRET_KEY={DJANGO}\nDEBUG=0", DJANGO, note="django key with symbols"),
+    pos(RULE, f"export API_KEY={HEXKEY}", HEXKEY),
+    pos(RULE, f"PGPASSWORD='{STRONG_PW}' psql -h db -U app", STRONG_PW, note="run-together name"),
+    pos(RULE, f"     7→ADMIN_PASSWORD={STRONG_PW}\n", STRONG_PW, note="Read prefix"),
+    pos(RULE, f"src/settings.py:12:DB_PASSWORD={STRONG_PW}", STRONG_PW, note="grep prefix"),
+    pos(RULE, f'"Env": ["PATH=/usr/bin", "REDIS_PASSWORD={STRONG_PW}"]', STRONG_PW, note="docker Env"),
+    pos(RULE, f'DB_PASSWORD=\\"{STRONG_PW}\\"\\nNEXT=1', STRONG_PW, note="escaped quotes"),
+    # YAML, JSON, TOML, INI, XML, code literals
+    pos(RULE, f"    environment:\n      POSTGRES_PASSWORD: {STRONG_PW}\n", STRONG_PW),
+    pos(RULE, f'{{"client_secret": "{TOKEN}", "x": 1}}', TOKEN),
+    pos(RULE, f"'access_token': '{TOKEN}'", TOKEN),
+    pos(RULE, f'password = "{STRONG_PW}"', STRONG_PW),
+    pos(RULE, f"[pypi]\nusername = __token__\npassword = {STRONG_PW}\n", STRONG_PW),
+    pos(RULE, f"<password>{STRONG_PW}</password>", STRONG_PW),
+    pos(RULE, f"define('DB_PASSWORD', '{STRONG_PW}');", STRONG_PW, note="PHP define"),
+    pos(RULE, f'os.environ["OPENAI_API_KEY"] = "{TOKEN}"', TOKEN),
+    pos(RULE, f'PASSWORD: str = "{STRONG_PW}"', STRONG_PW, note="annotated"),
+    pos(RULE, f'const SNYK_KEY = "{UUID}"', UUID, note="uuid under a key name"),
+    pos(RULE, f'  "oktaApiToken": "{TOKEN}",', TOKEN, note="camelCase"),
+    pos(RULE, f'-H "X-Api-Key: {UUID}"', UUID, note="header"),
+    pos(RULE, f"Server=db;User Id=sa;Password={STRONG_PW};Encrypt=true", STRONG_PW, note="ADO.NET"),
+    pos(RULE, f'getenv("API_TOKEN", "{TOKEN}")', TOKEN, note="default argument"),
+    pos(RULE, f"GITHUB_PAT={TOKEN}", TOKEN),
+    # code, not literals
+    neg(RULE, "password: str"),
+    neg(RULE, "password: Optional[str] = None"),
+    neg(RULE, "token: string;"),
+    neg(RULE, "password: PasswordStr"),
+    neg(RULE, "token = get_token()"),
+    neg(RULE, "token = self._input.LA(1)"),
+    neg(RULE, "token = Name.Variable"),
+    neg(RULE, 'password = os.environ["DB_PASSWORD"]'),
+    neg(RULE, "const token = req.headers.authorization;"),
+    neg(RULE, "    conn = connect(user=user, password=db_pass)"),
+    neg(RULE, "    f(password=password)"),
+    neg(RULE, "password = pw"),
+    neg(RULE, 'new_token = f"{log_group}@{stream}"'),
+    neg(RULE, "secret_keyword = r'(?:key|pwd|pw|password|pass|token)'", note="a regex"),
+    neg(RULE, "@field_serializer('password', 'password_bytes')"),
+    neg(RULE, "'CURLOPT_MAIL_RCPT', 'CURLOPT_PASSWORD', 'CURLOPT_READDATA'"),
+    neg(RULE, 'raise TypeError("pwd: expected bytes, got str")', note="prose"),
+    neg(RULE, "if password == \"x\":"),
+    neg(RULE, "_HEX_PAT = '[0-9A-Fa-f]{1,4}'", note="_PAT is a pattern"),
+    # counters, types, references, placeholders
+    neg(RULE, '"max_tokens": 4096, "input_tokens": 12, "cache_read_input_tokens": 0'),
+    neg(RULE, "tokens: 1234"),
+    neg(RULE, "token_type: Bearer"),
+    neg(RULE, "  auth: true"),
+    neg(RULE, "DB_PASSWORD=${DB_PASSWORD}"),
+    neg(RULE, "token: ${{ secrets.GITHUB_TOKEN }}"),
+    neg(RULE, "API_KEY=your_api_key_here"),
+    neg(RULE, "API_KEY=<your-api-key>"),
+    neg(RULE, "PASSWORD=********"),
+    neg(RULE, "DB_PASSWORD="),
+    neg(RULE, f"DB_PASSWORD={MASK}# masked placeholder", note="masked placeholder"),
+    neg(RULE, "DB_PASSWORD=[REDACTED:dotenv-value:0a1b2c3d]"),
+    neg(RULE, '"password": "Enter your password"'),
+    neg(RULE, '"password": "password"'),
+    neg(RULE, "password_hash = 'abc123def456abc123'"),
+    neg(RULE, "secretName: app-tls"),
+    neg(RULE, f'publicToken = "{TOKEN}"'),
+    neg(RULE, "csrf-token=" + TOKEN),
+    neg(RULE, 'cache_key = "user:123:profile"'),
+    neg(RULE, 'primary_key = "id"'),
+    neg(RULE, "https://example.com/reset?token=" + TOKEN, note="query strings belong to another rule"),
+    neg(RULE, "AUTH_URL=https://login.example.com/oauth"),
+    # sentences under a password name are taken only from a known credential file
+    pos(RULE, 'ADMIN_PASSWORD="correct horse battery staple"', "correct horse battery staple",
+        context=DOTENV),
+    neg(RULE, 'ADMIN_PASSWORD="correct horse battery staple"'),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("case", CASES, ids=ids(CASES))
+def test_dotenv(case: Case) -> None:
+    check(case)
+
+
+@pytest.mark.parametrize(
+    ("name", "strength"),
+    [
+        ("DB_PASSWORD", Strength.STRONG),
+        ("PGPASSWORD", Strength.STRONG),
+        ("clientSecret", Strength.STRONG),
+        ("SMTP_PASS", Strength.STRONG),
+        ("auth_token", Strength.MEDIUM),
+        ("X-Api-Key", Strength.MEDIUM),
+        ("APIKEY", Strength.MEDIUM),
+        ("GITHUB_PAT", Strength.MEDIUM),
+        ("STRIPE_KEY", Strength.KEY),
+        ("max_tokens", None),
+        ("tokenizer", None),
+        ("author", None),
+        ("bypass", None),
+        ("password_hash", None),
+        ("token_type", None),
+        ("public_key", None),
+        ("primary_key", None),
+        ("key", None),
+        ("pass_through", None),
+        ("_HEX_PAT", None),
+    ],
+)
+def test_classify_name(name: str, strength: Strength | None) -> None:
+    assert classify_name(name) is strength

@@ -1,0 +1,100 @@
+"""The catalog: every detector is listed, well-formed, covered by the tables, and its anchors
+hold for every positive example (the scanner skips text that contains none of them)."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import pkgutil
+import re
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+from rule_cases import Case
+
+from scrubber.detection import rules as rules_package
+from scrubber.detection.detector import PLAIN, Detector
+from scrubber.detection.rules.catalog import ALL_RULES
+
+KEBAB = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+HELPER_MODULES = {"base", "values", "catalog"}
+
+
+def _table_modules() -> list[str]:
+    here = Path(__file__).parent
+    return sorted(p.stem for p in here.glob("test_*.py") if p.stem != Path(__file__).stem)
+
+
+def _all_cases() -> list[Case]:
+    cases: list[Case] = []
+    for name in _table_modules():
+        cases.extend(getattr(importlib.import_module(name), "CASES", []))
+    return cases
+
+
+ALL_CASES = _all_cases()
+POSITIVES = [c for c in ALL_CASES if c.secrets]
+
+
+def test_catalog_is_not_empty_and_names_are_unique() -> None:
+    names = [r.name for r in ALL_RULES]
+    assert len(names) > 50
+    assert len(set(names)) == len(names)
+
+
+@pytest.mark.parametrize("rule", ALL_RULES, ids=[r.name for r in ALL_RULES])
+def test_rule_is_well_formed(rule: Detector) -> None:
+    assert rule.name and KEBAB.match(rule.name)
+    kind = getattr(rule, "kind", "")
+    assert KEBAB.match(kind), f"{rule.name}: kind {kind!r} is not kebab-case"
+    assert isinstance(rule.anchors, tuple)
+    if not rule.anchors:
+        assert rule.context_only, f"{rule.name}: only a context-only rule may have no anchors"
+    for anchor in rule.anchors:
+        assert anchor, f"{rule.name}: empty anchor"
+        assert anchor == anchor.lower(), f"{rule.name}: anchor {anchor!r} is not lower-case"
+        assert '"' not in anchor and "\\" not in anchor, f"{rule.name}: anchor {anchor!r}"
+        assert all(ord(c) >= 0x20 for c in anchor), f"{rule.name}: control char in anchor"
+        # The same test runs on raw JSON lines: an anchor must survive JSON encoding as is.
+        assert json.dumps(anchor)[1:-1] == anchor, f"{rule.name}: anchor {anchor!r} is escaped"
+    assert getattr(rule, "reference", ""), f"{rule.name}: cite where the format is documented"
+
+
+def test_every_rule_module_is_registered() -> None:
+    """The registry is explicit: a rule defined in a family file but left out of ALL_RULES
+    would silently never run."""
+    modules = _rule_modules()
+    assert len(modules) > 30
+    for module in modules:
+        module_rules = getattr(module, "RULES", None)
+        assert module_rules, f"{module.__name__} defines no RULES"
+        for rule in module_rules:
+            assert any(rule is r for r in ALL_RULES), f"{rule.name} is not in ALL_RULES"
+
+
+def _rule_modules() -> list[ModuleType]:
+    found = []
+    for info in pkgutil.iter_modules(rules_package.__path__):
+        if info.name in HELPER_MODULES:
+            continue
+        found.append(importlib.import_module(f"{rules_package.__name__}.{info.name}"))
+    return found
+
+
+@pytest.mark.parametrize("rule", ALL_RULES, ids=[r.name for r in ALL_RULES])
+def test_every_rule_has_a_positive_example(rule: Detector) -> None:
+    assert any(c.rule is rule for c in POSITIVES), f"{rule.name} has no positive test case"
+
+
+@pytest.mark.parametrize("case", POSITIVES, ids=[f"{i}:{c.id}" for i, c in enumerate(POSITIVES)])
+def test_anchor_invariant_on_positive_examples(case: Case) -> None:
+    rule = case.rule
+    if rule.context_only and not rule.anchors:
+        # Context-only rules run on sensitive text only, and never outside it.
+        assert not list(rule.find(case.text, PLAIN))
+        return
+    lowered = case.text.lower()
+    assert any(a in lowered for a in rule.anchors), f"{rule.name}: no anchor in a positive text"
+    raw = json.dumps(case.text, ensure_ascii=False).lower()
+    assert any(a in raw for a in rule.anchors), f"{rule.name}: no anchor in the raw JSON line"
