@@ -31,6 +31,7 @@ from scrubber.archive.bundle import (
     Progress,
     SessionFacts,
     collect_bundle,
+    content_digest,
 )
 from scrubber.archive.keys import (
     AnyRecipient,
@@ -55,6 +56,7 @@ __all__ = [
     "archive_session",
     "archive_sessions",
     "bundle_bytes",
+    "bundle_digest",
     "engine_redactor",
     "facts_of",
     "resolve_encryption",
@@ -278,6 +280,13 @@ def _stage_redacted(
 
 
 # ------------------------------------------------------------------------------------ doing
+
+
+def bundle_digest(session: SessionInfo) -> str:
+    """The content digest of a session's bundle as it is now, to compare with an archive's
+    (`Sidecar.content_sha256`): retention deletes a bundle only when its newest archive holds
+    exactly this. Reads every file of the bundle; raises OSError when one cannot be read."""
+    return content_digest(collect_bundle(session.config_dir, session.bundle_paths()).files)
 
 
 def bundle_bytes(sessions: Sequence[SessionInfo]) -> int:

@@ -29,6 +29,7 @@ import pyrage
 import pytest
 
 from scrubber.archive.keys import generate_identity, write_identity_file
+from scrubber.archiving import bundle_digest
 from scrubber.demo import build_demo_config, demo_manifest
 from scrubber.transcript.sessions import discover
 
@@ -397,3 +398,54 @@ def test_bad_recipients_and_identities_are_one_line_errors_exit_2(world: World) 
     assert _archive_files(target) == []
     assert loose.returncode == 0
     assert "warning" in loose.stderr and "chmod 600" in loose.stderr
+
+
+def test_selection_by_project_and_age_and_its_usage_errors(world: World) -> None:
+    _, recipient = _keygen(world)
+    by_project, too_young, contradictory, nothing, unknown = world.run_many(
+        ("archive", "--project", "infra", "-r", recipient, "--format", "json"),
+        ("archive", "--older-than", "100000", "-r", recipient),
+        ("archive", FULL, "--all", "-r", recipient),
+        ("archive", "-r", recipient),
+        ("archive", "no-such-session", "-r", recipient),
+    )
+    assert by_project.returncode == 0, by_project.stderr
+    (item,) = json.loads(by_project.stdout)["archives"]
+    assert item["project"] == "-home-demo-work-infra" and item["status"] == "archived"
+    assert [p.parent.parent.name for p in world.archives.rglob("*.age")] == [item["project"]]
+    session = next(s for s in discover(world.config).sessions if s.id == item["session_id"])
+    sidecar = json.loads(Path(item["path"] + ".json").read_text())
+    assert sidecar["content_sha256"] == bundle_digest(session)
+    assert too_young.returncode == 0 and "nothing archived" in too_young.stderr
+    _one_line_error(contradictory, 2, "not both")
+    _one_line_error(nothing, 2, "no session selected")
+    _one_line_error(unknown, 2, "no session matches")
+    assert len(list(world.archives.rglob("*.age"))) == 1
+
+
+def test_recipients_destination_and_clear_fields_come_from_the_policy(world: World) -> None:
+    key, recipient = _keygen(world)
+    volume = world.root / "volume"
+    world.home.mkdir(parents=True)
+    (world.home / "policy.yaml").write_text(
+        "version: 1\n"
+        "archive:\n"
+        f"  recipients: [{recipient}]\n"
+        f"  destination: {volume}\n"
+        "  clear_manifest_fields: [session_id, title, last_timestamp]\n"
+    )
+    done = world.run("archive", "--all")  # no flags: everything from the policy
+    assert done.returncode == 0, done.stderr
+    assert not world.archives.exists()
+    archives = sorted(volume.rglob("*.tar.gz.age"))
+    assert len(archives) == 3
+    titles = {s.id: s.title for s in discover(world.config).sessions}
+    for archive in archives:
+        clear = json.loads(archive.with_name(archive.name + ".json").read_text())["manifest"]
+        assert set(clear) == {"session_id", "title", "last_timestamp"}
+        assert clear["title"] == titles[clear["session_id"]]
+    listed = world.run("archives", "list")
+    assert listed.returncode == 0 and str(volume) in listed.stdout
+    assert all(title and title[:60] in listed.stdout for title in titles.values())
+    verified = world.run("archives", "verify", "-i", str(key))
+    assert verified.returncode == 0 and "3 of 3" in verified.stdout
