@@ -839,7 +839,7 @@ class RestoreResult:
     config_dir: Path
     transcript: Path
     files: int
-    replaced: tuple[str, ...] = ()  # paths that existed and were replaced (--force)
+    replaced: tuple[str, ...] = ()  # paths that existed, differed, and were replaced (--force)
 
 
 def _makedirs_private(config_dir: Path, rel: str) -> Path:
@@ -866,6 +866,16 @@ def _makedirs_private(config_dir: Path, rel: str) -> Path:
     return current
 
 
+def _same_content(path: Path, size: int, sha256: str) -> bool:
+    try:
+        st = path.lstat()
+        if not stat.S_ISREG(st.st_mode) or st.st_size != size:
+            return False
+        return _hash_path(path)[0] == sha256
+    except OSError:
+        return False
+
+
 def restore_archive(
     path: Path,
     identities: Sequence[Identity],
@@ -880,7 +890,8 @@ def restore_archive(
 
     Everything is decrypted and checked into a private staging folder inside `config_dir`
     first; only a bundle that verified completely is moved into place, so a wrong key or a
-    damaged archive changes nothing. An existing session is never overwritten unless `force`.
+    damaged archive changes nothing. An existing session is never overwritten unless `force`
+    (files already there with the archived content are left as they are).
     Files are 0600. Unless `keep_mtime`, every restored file's mtime is set to `now`: Claude
     Code's sweep keys on each file's own mtime (the transcript's, and those of file-history,
     session-env, debug and todos), so the user gets a full period to resume the session.
@@ -906,11 +917,22 @@ def restore_archive(
         # The manifest, not the archive's folder, says where the session goes: an archive
         # may have been copied anywhere.
         facts = manifest.session
-        existing = [f.path for f in manifest.files if os.path.lexists(config_dir / f.path)]
+        # A file already there with the archived content is no conflict: Claude Code's sweep
+        # removes a transcript by its own mtime and may leave, say, its file-history behind.
+        identical: set[str] = set()
+        existing: list[str] = []
+        for item in manifest.files:
+            target = config_dir / item.path
+            if not os.path.lexists(target):
+                continue
+            if _same_content(target, item.size, item.sha256):
+                identical.add(item.path)
+            else:
+                existing.append(item.path)
         if existing and not force:
             raise RestoreConflictError(
                 f"session {facts.session_id} is already in {config_dir} "
-                f"({len(existing)} of its files exist, e.g. {existing[0]})",
+                f"({len(existing)} of its files exist and differ, e.g. {existing[0]})",
                 hint="pass --force to replace them, or --to ANOTHER_CONFIG_DIR",
             )
         try:
@@ -923,6 +945,10 @@ def restore_archive(
                 parent = _makedirs_private(config_dir, parent_rel) if parent_rel else config_dir
                 staged = staging / rel
                 target = config_dir / rel
+                if rel in identical:
+                    if not keep_mtime:
+                        os.utime(target, (moment, moment))
+                    continue
                 if not keep_mtime:
                     os.utime(staged, (moment, moment))
                 if force:

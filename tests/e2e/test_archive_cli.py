@@ -303,8 +303,13 @@ def test_restore_brings_the_session_back_and_refuses_to_overwrite(world: World) 
         for p in ([top] if top.is_file() else top.rglob("*"))
         if p.is_file()
     }
+    live = world.config / "projects" / PROJECT / f"{FULL}.jsonl"
+    with live.open("ab") as handle:
+        handle.write(b'{"type":"user","note":"work done since the archive"}\n')
+    local = live.read_bytes()
     refused = world.run("restore", str(archive), "-i", str(key))
     _one_line_error(refused, 2, "already in")
+    assert live.read_bytes() == local
 
     fresh = world.root / "fresh-config"
     started = time.time()

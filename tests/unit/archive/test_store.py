@@ -457,7 +457,7 @@ def test_restore_never_overwrites_without_force(config: Path, root: Path) -> Non
     assert session.transcript.read_bytes() == b'{"type":"user","note":"newer local work"}\n'
     result = restore_archive(written.entry.path, [IDENTITY], config, force=True)
     assert session.transcript.read_bytes() == archived
-    assert len(result.replaced) == len(written.manifest.files)
+    assert result.replaced == (f"projects/{session.project}/{session.id}.jsonl",)
     assert verify_archive(written.entry.path, [IDENTITY]).full
     assert not [p for p in config.iterdir() if p.name.startswith(".scrub-restore-")]
 
@@ -513,3 +513,18 @@ def test_decrypt_writes_the_plaintext_or_nothing(config: Path, root: Path, tmp_p
     with pytest.raises(NoIdentityMatchedError):
         decrypt_file(path, out2, [OTHER])
     assert not out2.exists()
+
+
+def test_restore_after_claude_codes_sweep_needs_no_force(config: Path, root: Path) -> None:
+    """The sweep deletes the transcript and side folder by their mtime and may leave the
+    session's file-history, todos or debug file: identical leftovers are no conflict."""
+    session = _session(config)
+    written = _write(config, root)
+    original = session.transcript.read_bytes()
+    session.transcript.unlink()
+    leftover = config / "debug" / f"{session.id}.txt"
+    old = leftover.stat().st_mtime
+    result = restore_archive(written.entry.path, [IDENTITY], config)
+    assert session.transcript.read_bytes() == original
+    assert result.replaced == ()
+    assert leftover.stat().st_mtime > old  # touched: a full cleanup period for the whole bundle
