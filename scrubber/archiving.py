@@ -18,7 +18,7 @@ import os
 import shutil
 import stat
 import tempfile
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -28,10 +28,12 @@ from scrubber import __version__
 from scrubber.archive.bundle import (
     BundleChangedError,
     BundleContents,
+    BundleError,
     Progress,
     SessionFacts,
     collect_bundle,
     content_digest,
+    walk_bundle,
 )
 from scrubber.archive.keys import (
     AnyRecipient,
@@ -244,37 +246,23 @@ def engine_redactor(policy: Policy, scanner: SecretScanner) -> BundleRedactor:
     return redact
 
 
-def _bundle_files(config_dir: Path, paths: Sequence[Path]) -> Iterator[tuple[Path, str, bool]]:
-    """(path, relative path, is_dir) for every folder and regular file of a bundle."""
-    for top in paths:
-        mode = top.lstat().st_mode
-        if stat.S_ISREG(mode):
-            yield top, top.relative_to(config_dir).as_posix(), False
-        elif stat.S_ISDIR(mode):
-            # Symlinks are neither followed nor copied, as in an unredacted archive.
-            for folder, dirs, files in os.walk(top, followlinks=False):
-                dirs.sort()
-                yield Path(folder), Path(folder).relative_to(config_dir).as_posix(), True
-                for name in sorted(files):
-                    path = Path(folder) / name
-                    if stat.S_ISREG(path.lstat().st_mode):
-                        yield path, path.relative_to(config_dir).as_posix(), False
-
-
 def _stage_redacted(
     config_dir: Path, paths: Sequence[Path], staging: Path, redactor: BundleRedactor
 ) -> list[Path]:
     """Redacted copies of a bundle under `staging`; returns the staged top-level paths."""
-    for source, rel, is_dir in _bundle_files(config_dir, paths):
+    for source, rel, st in walk_bundle(config_dir, paths):
         target = staging / rel
-        if is_dir:
+        if stat.S_ISDIR(st.st_mode):
             target.mkdir(parents=True, exist_ok=True, mode=0o700)
             continue
+        if not stat.S_ISREG(st.st_mode):
+            continue  # symlinks are neither followed nor copied, as in a plain archive
         target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         redactor(source, target)
-        with contextlib.suppress(OSError):
-            stamp = source.stat().st_mtime_ns
-            os.utime(target, ns=(stamp, stamp))
+        # The source's mtime (the manifest records it); a file the redactor could not copy
+        # (binary) is simply not there.
+        with contextlib.suppress(FileNotFoundError):
+            os.utime(target, ns=(st.st_mtime_ns, st.st_mtime_ns))
     staged = (staging / p.relative_to(config_dir) for p in paths)
     return [p for p in staged if os.path.lexists(p)]
 
@@ -293,19 +281,10 @@ def bundle_bytes(sessions: Sequence[SessionInfo]) -> int:
     """The bytes archiving these sessions reads (each file twice: hashed, then streamed)."""
     total = 0
     for session in sessions:
-        for path in session.bundle_paths():
-            with contextlib.suppress(OSError):
-                if path.is_symlink():
-                    continue
-                if path.is_file():
-                    total += path.stat().st_size
-                    continue
-                for folder, _dirs, files in os.walk(path, followlinks=False):
-                    for name in files:
-                        with contextlib.suppress(OSError):
-                            st = (Path(folder) / name).lstat()
-                            if stat.S_ISREG(st.st_mode):
-                                total += st.st_size
+        with contextlib.suppress(OSError, BundleError):
+            for _path, _rel, st in walk_bundle(session.config_dir, session.bundle_paths()):
+                if stat.S_ISREG(st.st_mode):
+                    total += st.st_size
     return 2 * total
 
 

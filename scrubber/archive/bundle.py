@@ -31,7 +31,7 @@ import os
 import stat
 import tarfile
 import zlib
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
@@ -56,7 +56,9 @@ __all__ = [
     "drain",
     "make_manifest",
     "safe_relative_path",
+    "sha256_file",
     "unpack_bundle",
+    "walk_bundle",
     "write_bundle",
 ]
 
@@ -399,23 +401,36 @@ def _relative(config_dir: Path, path: Path) -> str:
     return safe_relative_path(rel.as_posix())
 
 
-def _hash_file(path: Path, expected_size: int | None = None) -> tuple[str, int]:
+def sha256_file(path: Path, expected_size: int | None = None) -> tuple[str, int]:
+    """(SHA-256 hex, size) of a file, read in 1 MiB blocks without following a symlink.
+    BundleChangedError when `expected_size` is given and the file is not that long."""
     digest = hashlib.sha256()
     size = 0
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)
-    fd = os.open(path, flags)
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
     with os.fdopen(fd, "rb", buffering=0) as handle:
         buf = bytearray(_BLOCK)
         view = memoryview(buf)
-        while True:
-            n = handle.readinto(buf)
-            if not n:
-                break
+        while n := handle.readinto(buf):
             digest.update(view[:n])
             size += n
     if expected_size is not None and size != expected_size:
         raise BundleChangedError(f"{path} changed size while it was being read")
     return digest.hexdigest(), size
+
+
+def walk_bundle(
+    config_dir: Path, paths: Sequence[Path]
+) -> Iterator[tuple[Path, str, os.stat_result]]:
+    """Every entry under the bundle's paths, folders before what they hold, in name order:
+    (path, path relative to `config_dir`, lstat). Symlinks are yielded, never followed.
+
+    Raises BundleError for a path outside `config_dir`, OSError when one cannot be listed.
+    """
+    for path in paths:
+        st = path.lstat()
+        yield path, _relative(config_dir, path), st
+        if stat.S_ISDIR(st.st_mode):
+            yield from walk_bundle(config_dir, sorted(path.iterdir()))
 
 
 def collect_bundle(
@@ -429,26 +444,18 @@ def collect_bundle(
     files: list[BundleFile] = []
     dirs: list[BundleDir] = []
     skipped: list[Skipped] = []
-
-    def visit(path: Path) -> None:
-        rel = _relative(config_dir, path)
-        st = path.lstat()
+    for path, rel, st in walk_bundle(config_dir, paths):
         if stat.S_ISREG(st.st_mode):
-            digest, size = _hash_file(path, st.st_size)
+            digest, size = sha256_file(path, st.st_size)
             files.append(BundleFile(rel, size, digest, stat.S_IMODE(st.st_mode), st.st_mtime_ns))
             if progress is not None:
                 progress(size)
         elif stat.S_ISDIR(st.st_mode):
             dirs.append(BundleDir(rel, stat.S_IMODE(st.st_mode)))
-            for child in sorted(path.iterdir()):
-                visit(child)
         elif stat.S_ISLNK(st.st_mode):
             skipped.append(Skipped(rel, "symlink (not followed)"))
         else:
             skipped.append(Skipped(rel, "not a regular file or folder"))
-
-    for path in paths:
-        visit(path)
     return BundleContents(tuple(files), tuple(dirs), tuple(skipped))
 
 

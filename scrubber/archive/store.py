@@ -53,6 +53,7 @@ from scrubber.archive.bundle import (
     drain,
     make_manifest,
     safe_relative_path,
+    sha256_file,
     unpack_bundle,
     write_bundle,
 )
@@ -529,18 +530,6 @@ def _publish(tmp: Path, final: Path) -> bool:
     return True
 
 
-def _hash_path(path: Path) -> tuple[str, int]:
-    digest = hashlib.sha256()
-    size = 0
-    with path.open("rb", buffering=0) as handle:
-        buf = bytearray(_BLOCK)
-        view = memoryview(buf)
-        while n := handle.readinto(buf):
-            digest.update(view[:n])
-            size += n
-    return digest.hexdigest(), size
-
-
 def _stanza_types(recipients: Sequence[AnyRecipient]) -> tuple[str, ...]:
     return tuple("scrypt" if isinstance(r, ScryptRecipient) else "X25519" for r in recipients)
 
@@ -641,7 +630,7 @@ def write_archive(
             raw.flush()
             os.fsync(raw.fileno())
         # Read back what reached the file system before anything may rely on it.
-        written_hash, written_size = _hash_path(tmp)
+        written_hash, written_size = sha256_file(tmp)
         if written_hash != sink.digest.hexdigest() or written_size != sink.size:
             raise ArchiveWriteError(
                 f"{folder}: the archive read back differs from what was written",
@@ -808,7 +797,7 @@ def verify_archive(
                     hint="the archive is truncated or damaged; restore it from another copy",
                 )
             # The hash before the header: any damage, header included, reads as corruption.
-            digest = _hash_path(path)[0]
+            digest = sha256_file(path)[0]
             if digest == sidecar.ciphertext_sha256:
                 stanza_types = read_header(raw).stanza_types
     if sidecar is not None:
@@ -871,7 +860,7 @@ def _same_content(path: Path, size: int, sha256: str) -> bool:
         st = path.lstat()
         if not stat.S_ISREG(st.st_mode) or st.st_size != size:
             return False
-        return _hash_path(path)[0] == sha256
+        return sha256_file(path)[0] == sha256
     except OSError:
         return False
 

@@ -150,7 +150,7 @@ def test_sidecar_holds_only_the_allowed_fields(config: Path, root: Path) -> None
     sidecar = json.loads(sidecar_path(written.entry.path).read_bytes())
     assert set(sidecar["manifest"]) == set(DEFAULT_CLEAR)
     assert sidecar["manifest"]["sizes"]["transcript"] == session.size
-    assert sidecar["ciphertext_sha256"] == store._hash_path(written.entry.path)[0]
+    assert sidecar["ciphertext_sha256"] == store.sha256_file(written.entry.path)[0]
     assert sidecar["size"] == written.entry.path.stat().st_size
     assert sidecar["recipients"] == list(written.manifest.recipients)
     assert len(sidecar["recipients"][0]) == 16
@@ -242,7 +242,7 @@ def test_a_full_disk_leaves_nothing_behind(
 def test_a_read_back_mismatch_leaves_nothing_behind(
     config: Path, root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(store, "_hash_path", lambda path: ("0" * 64, 1))
+    monkeypatch.setattr(store, "sha256_file", lambda path: ("0" * 64, 1))
     with pytest.raises(ArchiveWriteError, match="read back differs"):
         _write(config, root)
     assert _files_under(root) == []
