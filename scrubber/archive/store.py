@@ -33,7 +33,7 @@ import stat
 import tempfile
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, cast
@@ -357,33 +357,32 @@ def _read_sidecar(path: Path) -> Sidecar:
     return Sidecar.from_json(value, path)
 
 
+def _bare_entry(path: Path) -> ArchiveEntry:
+    split = _split_name(path.name)
+    if split is None:
+        raise ArchiveError(
+            f"{path}: not an archive name (expected …{ENCRYPTED_SUFFIX} or …{CLEAR_SUFFIX})"
+        )
+    return ArchiveEntry(
+        path=path,
+        project=path.parent.parent.name,
+        session_id=path.parent.name,
+        version=split[0],
+        encrypted=split[1],
+    )
+
+
 def read_entry(path: Path) -> ArchiveEntry:
     """An archive file by its path, its sidecar read (a sidecar problem is recorded, not raised).
 
     The project and session id come from the two folders above it. Raises ArchiveError for a
     name that is not an archive's.
     """
-    split = _split_name(path.name)
-    if split is None:
-        raise ArchiveError(
-            f"{path}: not an archive name (expected …{ENCRYPTED_SUFFIX} or …{CLEAR_SUFFIX})"
-        )
-    version, encrypted = split
-    sidecar: Sidecar | None = None
-    problem: str | None = None
+    entry = _bare_entry(path)
     try:
-        sidecar = _read_sidecar(sidecar_path(path))
+        return replace(entry, sidecar=_read_sidecar(sidecar_path(path)))
     except ArchiveError as exc:
-        problem = exc.message
-    return ArchiveEntry(
-        path=path,
-        project=path.parent.parent.name,
-        session_id=path.parent.name,
-        version=version,
-        encrypted=encrypted,
-        sidecar=sidecar,
-        problem=problem,
-    )
+        return replace(entry, problem=exc.message)
 
 
 def _subdirs(folder: Path) -> list[Path]:
@@ -744,7 +743,7 @@ def verify_archive(
     Raises SidecarError / ArchiveIntegrityError / ArchiveVersionError, or the age and bundle
     errors of a full check (a wrong key: NoIdentityMatchedError, exit 2).
     """
-    entry = read_entry(path)
+    entry = _bare_entry(path)
     if not path.is_file():
         raise ArchiveError(f"{path}: archive file not found")
     full = bool(identities) or not entry.encrypted
@@ -757,6 +756,7 @@ def verify_archive(
         if not full:  # only a full check can stand without the sidecar's record
             raise
         sidecar = None
+    entry = replace(entry, sidecar=sidecar)
     if sidecar is not None:
         if sidecar.archive != path.name:
             raise ArchiveIntegrityError(f"{path}: the sidecar describes another file")
