@@ -26,7 +26,8 @@ from typing import BinaryIO
 
 from scrubber import paths
 from scrubber.hooks.detach import spawn_detached
-from scrubber.hooks.spool import EnqueueResult, Job, Spool, append_log_line, valid_session_id
+from scrubber.hooks.files import append_log_line, valid_session_id
+from scrubber.hooks.spool import EnqueueResult, Job, Spool
 
 MAX_INPUT_BYTES = 1 << 20  # the payload is a few hundred bytes; anything huge is not ours
 HOOK_LOG = "hook.log"

@@ -23,8 +23,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
-import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from enum import Enum
@@ -32,19 +30,10 @@ from pathlib import Path
 from typing import Any
 
 from scrubber import paths
+from scrubber.hooks.files import fsync_dir, valid_session_id, write_json_atomic
 
 JOB_FORMAT = 1
-# Claude Code's session ids are uuids; a few more characters are allowed for future shapes, but
-# never a path separator or a leading dot: the id becomes a file name.
-_SESSION_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
 _SUFFIX = ".json"
-# Text logs are rotated once past this size, keeping one old file: a hook writes ~150 bytes per
-# session, so this is years of sessions, and the log never fills a disk.
-LOG_ROTATE_BYTES = 4 << 20
-
-
-def valid_session_id(value: object) -> bool:
-    return isinstance(value, str) and bool(_SESSION_ID_RE.fullmatch(value)) and ".." not in value
 
 
 class SpoolState(Enum):
@@ -149,57 +138,6 @@ class EnqueueResult(Enum):
     DUPLICATE = "duplicate"  # the same session and transcript are already queued or in work
 
 
-def write_json_atomic(path: Path, data: Mapping[str, Any], *, fsync: bool = True) -> None:
-    """Write `data` as JSON through a temp file and a rename (0600).
-
-    A stdlib-only twin of transcript.jsonl.atomic_write: the hook may not import the transcript
-    package (its optional orjson import costs start-up time the hook does not have).
-    """
-    payload = (json.dumps(data, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8")
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{time.monotonic_ns()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, paths.PRIVATE_FILE_MODE)
-    try:
-        try:
-            os.write(fd, payload)
-            if fsync:
-                os.fsync(fd)
-        finally:
-            os.close(fd)
-        tmp.replace(path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise
-    if fsync:
-        _fsync_dir(path.parent)
-
-
-def _fsync_dir(folder: Path) -> None:
-    with contextlib.suppress(OSError):
-        fd = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-
-
-def append_log_line(path: Path, line: str) -> None:
-    """Append one line to a text log (0600), rotating it to `<name>.1` past LOG_ROTATE_BYTES.
-
-    One `write` on an O_APPEND descriptor: lines from concurrent hooks never interleave.
-    """
-    data = (line.rstrip("\n") + "\n").encode("utf-8", errors="replace")
-    path.parent.mkdir(parents=True, exist_ok=True, mode=paths.PRIVATE_DIR_MODE)
-    with contextlib.suppress(OSError):
-        if path.stat().st_size > LOG_ROTATE_BYTES:
-            path.replace(path.with_name(path.name + ".1"))
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, paths.PRIVATE_FILE_MODE)
-    try:
-        os.write(fd, data)
-    finally:
-        os.close(fd)
-
-
 class Spool:
     """The job folder of one scrubber home."""
 
@@ -270,7 +208,7 @@ class Spool:
             source.replace(target)
         except FileNotFoundError:
             return None
-        _fsync_dir(self.root)
+        fsync_dir(self.root)
         return read_job(target)
 
     def save_progress(self, job: Job) -> None:
@@ -280,7 +218,7 @@ class Spool:
     def complete(self, job: Job) -> None:
         """The job fully succeeded (or has nothing left to do): remove it."""
         self.active_path(job.session_id).unlink(missing_ok=True)
-        _fsync_dir(self.active_dir)
+        fsync_dir(self.active_dir)
 
     def release(self, job: Job) -> None:
         """Put an active job back in the queue (to retry later), unless the hook queued a newer
@@ -296,7 +234,7 @@ class Spool:
         with contextlib.suppress(FileExistsError):
             pending.hardlink_to(active)
         active.unlink(missing_ok=True)
-        _fsync_dir(self.root)
+        fsync_dir(self.root)
 
     def fail(self, job: Job, why: str) -> Path:
         """Park a job that cannot succeed as configured; `why` must hold no secret."""

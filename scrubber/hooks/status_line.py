@@ -23,21 +23,23 @@ cryptography: a test runs this module in a fresh interpreter and checks `sys.mod
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import hmac
 import json
 import os
 import sys
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import IO, TYPE_CHECKING, Any, TextIO
 
 from scrubber import __version__, paths
-from scrubber.hooks.spool import append_log_line, valid_session_id, write_json_atomic
+from scrubber.hooks.files import append_log_line, valid_session_id, write_json_atomic
 
+# Imported only for type checking: `typing`, `dataclasses` (which pulls in `inspect`) and
+# `hashlib` cost a status-line call more than reading its state file does, so this module uses
+# none of them on the path that finds nothing new.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import IO, Any, TextIO
+
     from scrubber.detection.scan import FileScan, SecretScanner
     from scrubber.policy.model import Policy
 
@@ -105,22 +107,51 @@ def prune_states(home: Path, *, now: float, max_age_days: float = 30.0) -> int:
 # -- state ------------------------------------------------------------------------------------
 
 
-@dataclass(slots=True)
 class ScanState:
-    """Where the scan of one transcript stands. Mutable: one call updates it and saves it."""
+    """Where the scan of one transcript stands. Mutable: one call updates it and saves it.
+    (A plain slotted class, not a dataclass: see the imports.)"""
 
-    path: str
-    dev: int = 0
-    ino: int = 0
-    size: int = 0  # the file's size when offset was last compared with it
-    mtime_ns: int = 0
-    offset: int = 0  # bytes scanned (always at a line start)
-    line: int = 1  # number of the line at offset
-    tail: str = ""  # keyed hash of the TAIL_BYTES before offset
-    partial: bool = False  # stopped at an unterminated last line (being written, or torn)
-    stamp: str = ""  # version + allowlist identity the findings were computed with
-    findings: dict[str, list[str]] = field(default_factory=dict)  # kind -> fingerprints
-    calls: list[list[str]] = field(default_factory=list)  # [id, tool, source, file name]
+    __slots__ = (
+        "calls", "dev", "findings", "ino", "line", "mtime_ns", "offset", "partial", "path",
+        "size", "stamp", "tail",
+    )  # fmt: skip
+
+    def __init__(
+        self,
+        path: str,
+        *,
+        dev: int = 0,
+        ino: int = 0,
+        size: int = 0,
+        mtime_ns: int = 0,
+        offset: int = 0,
+        line: int = 1,
+        tail: str = "",
+        partial: bool = False,
+        stamp: str = "",
+        findings: dict[str, list[str]] | None = None,
+        calls: list[list[str]] | None = None,
+    ) -> None:
+        self.path = path
+        self.dev = dev
+        self.ino = ino
+        self.size = size  # the file's size when offset was last compared with it
+        self.mtime_ns = mtime_ns
+        self.offset = offset  # bytes scanned (always at a line start)
+        self.line = line  # number of the line at offset
+        self.tail = tail  # keyed hash of the TAIL_BYTES before offset
+        self.partial = partial  # stopped at an unterminated last line (being written, or torn)
+        self.stamp = stamp  # version + allowlist identity the findings were computed with
+        self.findings = findings if findings is not None else {}  # kind -> fingerprints
+        self.calls = calls if calls is not None else []  # [id, tool, source, file name]
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ScanState) and self.to_json() == other.to_json()
+
+    __hash__ = None  # type: ignore[assignment]  # mutable
+
+    def __repr__(self) -> str:
+        return f"ScanState({self.path!r}, offset={self.offset}, size={self.size})"
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -180,6 +211,8 @@ def state_file(home: Path, session_id: str, transcript: Path) -> Path:
     if valid_session_id(session_id):
         name = session_id
     else:  # still one file per transcript, with a name that is safe
+        import hashlib
+
         name = "t-" + hashlib.sha256(str(transcript).encode()).hexdigest()[:32]
     return states_dir(home) / f"{name}.json"
 
@@ -211,6 +244,9 @@ def _stamp(home: Path) -> str:
 
 
 def _tail_hash(key: bytes, stream: IO[bytes], offset: int) -> str:
+    import hashlib
+    import hmac
+
     start = max(0, offset - TAIL_BYTES)
     stream.seek(start)
     data = stream.read(offset - start)
@@ -231,9 +267,10 @@ def _build_scanner(home: Path, key: bytes) -> SecretScanner:
         if isinstance(data, dict):
             allowlist, disabled = allowlist_from_json(data)
     detectors = [rule for rule in ALL_RULES if rule.name not in disabled]
-    # The pure-Python prefilter: compiling a hyperscan database costs more than it saves on
-    # the few kilobytes a status line usually scans.
-    return SecretScanner(detectors, Fingerprinter(key), allowlist, engine="python")
+    # hyperscan when installed: on real transcripts nearly every line passes the prefilter's
+    # anchors, and the pure-Python literal search is then several times slower per byte
+    # (bench/HOOKS_RESULTS.md); building either index costs about the same.
+    return SecretScanner(detectors, Fingerprinter(key), allowlist, engine="auto")
 
 
 def _restore_calls(file_scan: FileScan, calls: list[list[str]]) -> None:
@@ -361,6 +398,8 @@ def _can_resume(
         return False  # truncated
     if state.offset == 0:
         return True
+    import hmac
+
     return hmac.compare_digest(state.tail, _tail_hash(key, stream, state.offset))
 
 
@@ -578,13 +617,20 @@ def compose(previous: str, segment: str) -> str:
     return f"{previous}  {segment}"
 
 
-@dataclass(frozen=True, slots=True)
 class Args:
-    wrap: str | None = None  # the status-line command the user had before
-    inline: bool = False  # scan in this process (bounded by budget) instead of in the background
-    budget: float = DEFAULT_BUDGET
-    scan: str | None = None  # internal: run the background scan of this transcript
-    session: str = ""
+    __slots__ = ("budget", "inline", "scan", "session", "wrap")
+
+    def __init__(
+        self,
+        wrap: str | None = None,  # the status-line command the user had before
+        inline: bool = False,  # scan in this process (bounded by budget), not in the background
+        budget: float = DEFAULT_BUDGET,
+        scan: str | None = None,  # internal: run the background scan of this transcript
+        session: str = "",
+    ) -> None:
+        self.wrap, self.inline, self.budget, self.scan, self.session = (
+            wrap, inline, budget, scan, session,
+        )  # fmt: skip
 
 
 def parse_args(argv: Sequence[str]) -> Args:

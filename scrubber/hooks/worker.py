@@ -358,8 +358,8 @@ class Worker:
                 return self._failed_attempt(job, error, action=action.value)
             except (BusyError, ScrubberError, OSError) as error:
                 return self._failed_attempt(job, error, action=action.value)
-            job = replace(job, done=(*job.done, action.value))
-            self.spool.save_progress(job)
+            # Logged before the progress is saved: a crash in between repeats the action (an
+            # archive of the same version is not written again) rather than losing its line.
             self.log(
                 action.value,
                 job,
@@ -367,6 +367,8 @@ class Worker:
                 seconds=round(self.clock.monotonic() - started, 3),
                 **dict(result),
             )
+            job = replace(job, done=(*job.done, action.value))
+            self.spool.save_progress(job)
         if not actions:
             try:
                 summary = self.actions.summarize(ctx)

@@ -7,16 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from scrubber.hooks.spool import (
-    LOG_ROTATE_BYTES,
-    EnqueueResult,
-    Job,
-    Spool,
-    SpoolState,
-    append_log_line,
-    read_job,
-    valid_session_id,
-)
+from scrubber.hooks.files import LOG_ROTATE_BYTES, append_log_line, valid_session_id
+from scrubber.hooks.spool import EnqueueResult, Job, Spool, SpoolState, read_job
 
 SID = "3f2c9a4e-1b7d-4c8e-9f00-6a5b4c3d2e1f"
 

@@ -1,0 +1,211 @@
+"""Benchmark: hook latency and status-line latency, against `python -c pass` in the same run.
+
+Everything runs as Claude Code runs it: a fresh process per call, JSON on stdin, the commands
+`scrub install` writes into settings.json (a `python -S` launcher in $SCRUB_HOME/bin), in a temp
+CLAUDE_CONFIG_DIR. Reported: p50 and p95 wall time per call, in milliseconds.
+
+1. Start-up floor: `python -c pass` and `python -S -c pass` (the interpreter the launchers use).
+2. SessionEnd: the launcher (validate, write the job with fsync, fork the detached worker; the
+   worker here is /bin/true so that 40 workers do not load the machine), the plugin's shim
+   under `python3` with site-packages, and `scrub hook session-end` (typer) for comparison.
+3. Status line on a --size-mb transcript (default 100 MB, scrubber.demo.write_large_transcript):
+   the first catch-up (the detached scan, in one process), then per round --append-kb of
+   realistic lines appended: the status-line call itself (prints what it knows, starts the
+   detached scan), the detached scan absorbing the append, a call with nothing new (the common
+   case between two messages), and, for reference, `--inline` (the scan inside the call).
+
+    python bench/bench_hooks.py                       # 100 MB, 20 KB appends
+    python bench/bench_hooks.py --size-mb 20 --rounds 10
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shlex
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+from scrubber.demo import write_large_transcript
+from scrubber.installer import InstallOptions, install
+
+ROOT = Path(__file__).resolve().parents[1]
+PROJECT = "-home-demo-work-monorepo"
+
+
+def percentiles(samples: list[float]) -> dict[str, float]:
+    ordered = sorted(samples)
+    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+    return {
+        "p50_ms": round(statistics.median(ordered) * 1000, 1),
+        "p95_ms": round(p95 * 1000, 1),
+        "n": len(ordered),
+    }
+
+
+def timed(argv: list[str] | str, stdin: bytes, env: dict[str, str]) -> float:
+    start = time.perf_counter()
+    done = subprocess.run(
+        argv, input=stdin, shell=isinstance(argv, str), env=env, capture_output=True, check=False
+    )
+    elapsed = time.perf_counter() - start
+    if done.returncode != 0:
+        raise SystemExit(f"{argv!r} failed: {done.stderr.decode(errors='replace')[-500:]}")
+    return elapsed
+
+
+def bench_hooks(world: Path, env: dict[str, str], n: int) -> dict[str, object]:
+    config = Path(env["CLAUDE_CONFIG_DIR"])
+    transcript = config / "projects" / PROJECT / "hook-bench.jsonl"
+    transcript.parent.mkdir(parents=True, exist_ok=True)
+    transcript.write_text('{"type":"user"}\n')
+    settings = json.loads((config / "settings.json").read_text())
+    launcher_command = settings["hooks"]["SessionEnd"][0]["hooks"][0]["command"]
+    # The same launcher with /bin/true as the worker: the fork and exec are real.
+    launcher = Path(shlex.split(launcher_command)[-1])
+    quiet = launcher.with_name("bench-session-end")
+    quiet.write_text(
+        launcher.read_text().replace(
+            f"worker_python={sys.executable!r}", "worker_python='/bin/true'"
+        )
+    )
+    quiet_command = launcher_command.replace(str(launcher), str(quiet))
+
+    def payload(i: int) -> bytes:
+        session = str(uuid.uuid4()) if i >= 0 else "warm-up"
+        return json.dumps(
+            {"session_id": session, "transcript_path": str(transcript), "reason": "other",
+             "hook_event_name": "SessionEnd", "cwd": str(world)}
+        ).encode()  # fmt: skip
+
+    python = sys.executable
+    no_worker = {**env, "SCRUB_NO_WORKER": "1"}
+    variants: dict[str, tuple[list[str] | str, bool, dict[str, str]]] = {
+        "python -c pass": ([python, "-c", "pass"], False, env),
+        "python -S -c pass": ([python, "-S", "-c", "pass"], False, env),
+        "session-end: installed launcher (python -S), worker forked": (quiet_command, True, env),
+        "session-end: plugin shim (python with site), no worker": (
+            [python, str(ROOT / "hooks" / "session-end")], True, no_worker,
+        ),
+        "session-end: `scrub hook session-end` (typer), no worker": (
+            [python, "-m", "scrubber.cli", "hook", "session-end"], True, no_worker,
+        ),
+    }  # fmt: skip
+    samples: dict[str, list[float]] = {name: [] for name in variants}
+    # Round robin, so that the machine's load weighs on every variant alike.
+    for i in range(-1, n):
+        for name, (argv, hook, run_env) in variants.items():
+            if "typer" in name and i % 4:
+                continue  # slow; a quarter of the rounds is enough
+            elapsed = timed(argv, payload(i) if hook else b"", run_env)
+            if i >= 0:
+                samples[name].append(elapsed)
+    return {name: percentiles(values) for name, values in samples.items()}
+
+
+def append_chunk(source: Path, size: int) -> bytes:
+    """About `size` bytes of whole lines from the middle of the transcript."""
+    with source.open("rb") as handle:
+        handle.seek(source.stat().st_size // 2)
+        handle.readline()
+        data = handle.read(size * 4)
+    lines = data.split(b"\n")[:-1]
+    chunk = b""
+    for line in lines:
+        if len(chunk) >= size:
+            break
+        chunk += line + b"\n"
+    return chunk
+
+
+def bench_status_line(
+    env: dict[str, str], size_mb: int, append_kb: int, rounds: int
+) -> dict[str, object]:
+    config = Path(env["CLAUDE_CONFIG_DIR"])
+    transcript = config / "projects" / PROJECT / f"{uuid.uuid4()}.jsonl"
+    started = time.perf_counter()
+    big = write_large_transcript(transcript, size_mb * 1_000_000, seed=7)
+    generated = time.perf_counter() - started
+    settings = json.loads((config / "settings.json").read_text())
+    command = settings["statusLine"]["command"]
+    stdin = json.dumps(
+        {"session_id": big.session_id, "transcript_path": str(transcript), "model": {"id": "m"}}
+    ).encode()
+    scan = [sys.executable, "-m", "scrubber.hooks.status_line", "--scan", str(transcript),
+            "--session", big.session_id]  # fmt: skip
+    python_env = {**env, "PYTHONPATH": str(ROOT)}
+    first_catch_up = timed(scan, b"", python_env)
+    chunk = append_chunk(transcript, append_kb * 1000)
+    call, absorb, idle, inline = [], [], [], []
+    inline_command = command + " --inline"
+    for _ in range(rounds):
+        with transcript.open("ab") as handle:
+            handle.write(chunk)
+        call.append(timed(command, stdin, env))  # starts the detached scan itself
+        time.sleep(0.05)
+        deadline = time.monotonic() + 60
+        state = Path(env["SCRUB_HOME"]) / "state" / "status-line" / f"{big.session_id}.json"
+        while json.loads(state.read_text())["offset"] != transcript.stat().st_size:
+            if time.monotonic() > deadline:
+                raise SystemExit("the detached scan did not catch up")
+            time.sleep(0.02)
+        idle.append(timed(command, stdin, env))
+        with transcript.open("ab") as handle:
+            handle.write(chunk)
+        absorb.append(timed(scan, b"", python_env))
+        with transcript.open("ab") as handle:
+            handle.write(chunk)
+        inline.append(timed(inline_command, stdin, env))
+    output = subprocess.run(  # noqa: S602 - the command as settings.json holds it
+        command, shell=True, input=stdin, env=env, capture_output=True, check=True
+    )
+    return {
+        "transcript_mb": round(big.size / 1e6, 1),
+        "generated_s": round(generated, 1),
+        "append_bytes": len(chunk),
+        "first catch-up (detached scan of the whole file), s": round(first_catch_up, 2),
+        "first catch-up MB/s": round(big.size / 1e6 / first_catch_up, 1),
+        "status-line call after an append (prints, starts the detached scan)": percentiles(call),
+        "status-line call with nothing new": percentiles(idle),
+        "detached scan absorbing the append (its own process)": percentiles(absorb),
+        "status-line --inline call (scan inside the call)": percentiles(inline),
+        "segment": output.stdout.decode().strip().replace("\x1b", "ESC"),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--size-mb", type=int, default=100)
+    parser.add_argument("--append-kb", type=int, default=20)
+    parser.add_argument("--rounds", type=int, default=20)
+    parser.add_argument("-n", type=int, default=40, help="calls per hook measurement")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="bench-hooks-") as tmp:
+        world = Path(tmp)
+        config = world / ".claude"
+        (config / "projects" / PROJECT).mkdir(parents=True)
+        env = {
+            **{k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE_", "SCRUB_"))},
+            "CLAUDE_CONFIG_DIR": str(config),
+            "SCRUB_HOME": str(config / "scrubber"),
+            "HOME": str(world),
+        }
+        install(InstallOptions(status_line=True), env)
+        report = {
+            "machine": f"{platform.machine()}, {os.cpu_count()} cpus, {platform.python_implementation()} {platform.python_version()}",
+            "load_average": [round(x, 2) for x in os.getloadavg()],
+            "hooks": bench_hooks(world, env, args.n),
+            "status_line": bench_status_line(env, args.size_mb, args.append_kb, args.rounds),
+        }
+    print(json.dumps(report, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,91 @@
+"""Small file operations the hooks share: safe names, atomic JSON writes, appended log lines.
+
+Standard library only, and only cheap modules: the status line runs after every assistant
+message and the SessionEnd hook within Claude Code's 1.5 s budget, so start-up time matters more
+here than anywhere else (no dataclasses, whose import pulls in `inspect`; no typing at run time).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import time
+from collections.abc import Mapping
+from pathlib import Path
+
+from scrubber import paths
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+# Text logs are rotated once past this size, keeping one old file: a hook writes ~150 bytes per
+# session, so this is years of sessions, and the log never fills a disk.
+LOG_ROTATE_BYTES = 4 << 20
+_ID_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
+
+
+def valid_session_id(value: object) -> bool:
+    """Claude Code's session ids are uuids; a few more characters are allowed for future
+    shapes, but never a path separator, a leading dot or `..`: the id becomes a file name."""
+    return (
+        isinstance(value, str)
+        and 0 < len(value) <= 128
+        and value[0].isascii()
+        and value[0].isalnum()
+        and ".." not in value
+        and all(c in _ID_CHARS for c in value)
+    )
+
+
+def fsync_dir(folder: Path) -> None:
+    """Make a rename in `folder` durable."""
+    with contextlib.suppress(OSError):
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def write_json_atomic(path: Path, data: Mapping[str, Any], *, fsync: bool = True) -> None:
+    """Write `data` as JSON through a temp file and a rename (0600).
+
+    A stdlib-only twin of transcript.jsonl.atomic_write: the hooks may not import the transcript
+    package on their fast paths (its optional orjson import costs start-up time).
+    """
+    payload = (json.dumps(data, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{time.monotonic_ns()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, paths.PRIVATE_FILE_MODE)
+    try:
+        try:
+            os.write(fd, payload)
+            if fsync:
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+        tmp.replace(path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+    if fsync:
+        fsync_dir(path.parent)
+
+
+def append_log_line(path: Path, line: str) -> None:
+    """Append one line to a text log (0600), rotating it to `<name>.1` past LOG_ROTATE_BYTES.
+
+    One `write` on an O_APPEND descriptor: lines from concurrent hooks never interleave.
+    """
+    data = (line.rstrip("\n") + "\n").encode("utf-8", errors="replace")
+    path.parent.mkdir(parents=True, exist_ok=True, mode=paths.PRIVATE_DIR_MODE)
+    with contextlib.suppress(OSError):
+        if path.stat().st_size > LOG_ROTATE_BYTES:
+            path.replace(path.with_name(path.name + ".1"))
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, paths.PRIVATE_FILE_MODE)
+    try:
+        os.write(fd, data)
+    finally:
+        os.close(fd)
