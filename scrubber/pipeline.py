@@ -119,9 +119,7 @@ def targets_in_config(
     """Every session (and its side files) and the global side files under a config dir."""
     discovery = session_discovery.discover(config)
     wanted = (
-        session_discovery.find_session(config, session, discovery=discovery).id
-        if session
-        else None
+        session_discovery.find_session(config, session, discovery=discovery).id if session else None
     )
     targets: list[ScanTarget] = []
     for info in discovery.sessions:
@@ -343,9 +341,14 @@ def _scan_text_block(
 
 
 def permission_warnings(files: Iterable[Path]) -> list[str]:
-    """Transcript files and their folders readable by group or others."""
+    """Transcript files and their folders readable by group or others.
+
+    Claude Code creates project folders 0755 (their names reveal working-directory paths), so
+    open folders are summed up in one line rather than listed one by one.
+    """
     warnings: list[str] = []
     seen_dirs: set[Path] = set()
+    open_dirs: list[Path] = []
     for file in files:
         try:
             mode = file.stat().st_mode
@@ -362,7 +365,14 @@ def permission_warnings(files: Iterable[Path]) -> list[str]:
         except OSError:
             continue
         if dmode & (stat.S_IROTH | stat.S_IXOTH | stat.S_IRGRP | stat.S_IXGRP):
-            warnings.append(f"folder {folder} is open to {_who(dmode)} (chmod 700 it)")
+            open_dirs.append(folder)
+    if open_dirs:
+        shown = ", ".join(str(d) for d in open_dirs[:3])
+        more = f" and {len(open_dirs) - 3} more" if len(open_dirs) > 3 else ""
+        warnings.append(
+            f"{len(open_dirs)} folders holding transcripts are open to group or others: "
+            f"{shown}{more} (chmod 700 them)"
+        )
     return warnings
 
 

@@ -245,7 +245,7 @@ def register(app: typer.Typer) -> None:
                 results.append(redact_in_place(source, scanner, lock_dir))
             _report(results, output_format == "json")
             return
-        single_file = bool(paths_) and len(sources) == 1 and paths_[0].is_file()
+        single_file = paths_ is not None and len(sources) == 1 and paths_[0].is_file()
         dest_root = output or paths.redacted_dir(home)
         if config.is_dir():
             _refuse_dest_in_projects(dest_root, config)

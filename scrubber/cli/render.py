@@ -157,23 +157,28 @@ def _human_size(size: int) -> str:
     return f"{value:.1f} GB"
 
 
-def _where(finding: Finding) -> str:
+def _where(finding: Finding, is_transcript: bool) -> str:
     text = f"line {finding.line}"
+    pointer = finding.json_path or ""
     if finding.source:
-        text += (
-            f", output of {finding.source}"
-            if "/toolUseResult" in (finding.json_path or "")
-            or (
-                "/content" in (finding.json_path or "")
-                and "/input/" not in (finding.json_path or "")
-            )
-            else f", input of {finding.source}"
-        )
+        is_input = "/input/" in pointer
+        text += f", {'input' if is_input else 'output'} of {finding.source}"
     elif finding.in_thinking:
         text += ", thinking"
-    elif finding.json_path is None:
+    elif finding.json_path is None and is_transcript:
         text += " (not JSON: scanned as text)"
     return text
+
+
+def _grouped(findings: list[Finding], is_transcript: bool) -> list[tuple[str, Finding, int]]:
+    """One row per place, kind and secret: a tool output is stored twice on the same line."""
+    rows: dict[tuple[str, str, str], tuple[str, Finding, int]] = {}
+    for finding in findings:
+        where = _where(finding, is_transcript)
+        key = (where, finding.kind, finding.fingerprint)
+        _, first, count = rows.get(key, (where, finding, 0))
+        rows[key] = (where, first, count + 1)
+    return list(rows.values())
 
 
 def render_text(report: AuditReport, *, preview: bool = False, verbose: bool = False) -> str:
@@ -207,14 +212,14 @@ def render_text(report: AuditReport, *, preview: bool = False, verbose: bool = F
                 out.append(f"  {audit.target.role}: {audit.target.path}")
             if audit.error:
                 out.append(f"    {audit.error}")
-            shown = audit.findings if verbose else audit.findings[:20]
-            for finding in shown:
+            rows = _grouped(audit.findings, audit.target.is_transcript)
+            shown = rows if verbose else rows[:20]
+            for where, finding, count in shown:
                 extra = f"  {masked_preview(finding)}" if preview else ""
-                out.append(
-                    f"    {_where(finding)}: {finding.kind} [{finding.fingerprint[:8]}]{extra}"
-                )
-            if len(shown) < len(audit.findings):
-                out.append(f"    … and {len(audit.findings) - len(shown)} more (use --verbose)")
+                times = f" ×{count}" if count > 1 else ""
+                out.append(f"    {where}: {finding.kind} [{finding.fingerprint[:8]}]{times}{extra}")
+            if len(shown) < len(rows):
+                out.append(f"    … and {len(rows) - len(shown)} more places (use --verbose)")
             for line, problem in audit.problems:
                 out.append(f"    line {line}: {problem} (kept; scanned as text)")
         out.append("")

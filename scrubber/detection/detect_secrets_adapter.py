@@ -63,6 +63,17 @@ _KEYWORD_ANCHORS = (
     "databasepass", "key_pass", "keypass", "password", "passwd", "pwd", "secret", "contraseña",
     "contrasena",
 )  # fmt: skip
+# The keyword plugin's regexes are slow (look-behinds, many alternatives), and its keywords
+# ("secret", "pwd") are common in tool output. They can only match on a line that holds a
+# keyword and an assignment or comparison sign, so only such lines are handed to them.
+_KEYWORD_LITERALS = tuple(
+    a
+    for a in _KEYWORD_ANCHORS
+    if a.isascii() and not any(b != a and b in a for b in _KEYWORD_ANCHORS)
+)
+# Right after a keyword: the rest of the name, a closing quote or bracket, then the sign.
+_ASSIGNMENT_AFTER = re.compile(r"[\w-]{0,40}['\"\]]{0,2}[ \t]*(?:[=:(>]|=>|\s+[\"'])")
+_COMPARISON = ("==", "!=")
 # Kinds for findings, by plugin (kebab-case, matching ours where the thing is the same).
 _PLUGIN_KINDS: dict[str, str] = {
     "AWSKeyDetector": "aws-access-key",
@@ -93,15 +104,7 @@ _PLUGIN_KINDS: dict[str, str] = {
 # which are not credentials.
 _EXCLUDED_PLUGINS = frozenset({"PrivateKeyDetector", "IPPublicDetector"})
 
-# The keyword plugin's regexes are slow (look-behinds, many alternatives), and its keywords
-# ("secret", "pwd") are common in tool output. They can only match where a keyword is followed,
-# within a few characters, by an assignment or comparison, so only such lines are handed to it.
-_KEYWORD_GATE = re.compile(
-    r"(?:api_?key|auth_?key|service_?key|account_?key|db_?key|database_?key|priv_?key|"
-    r"private_?key|client_?key|db_?pass|database_?pass|key_?pass|password|passwd|pwd|secret|"
-    r"contrase)[^\n]{0,60}?(?:[=:]|==|!=|=>|\()|[=!]=\s*[\w\-.]*(?:key|pass|pwd|secret)",
-    re.IGNORECASE,
-)
+_SHAPELESS_MAX = 4096
 _TOKEN_BODY = re.compile(r"[A-Za-z0-9_\-+/.~]*")
 _TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-+/.~")
 _MAX_WIDEN = 1024
@@ -213,6 +216,7 @@ class DetectSecretsDetector:
         for plugin_anchors in _PLUGIN_ANCHORS.values():
             anchors.update(plugin_anchors)
         self.anchors: tuple[str, ...] = tuple(sorted(anchors))
+        self._plugin_anchors = frozenset(a for group in _PLUGIN_ANCHORS.values() for a in group)
 
     def _plugins(self) -> _Loaded:
         if self._loaded is None:
@@ -222,8 +226,15 @@ class DetectSecretsDetector:
     def find(self, text: str, context: ScanContext) -> Iterator[Hit]:
         loaded = self._plugins()
         lowered = text.lower()
+        present = {a for a in self._plugin_anchors if a in lowered}
+        # Plugins with no literal to look for (Discord, Telegram, Twilio) scan whole strings:
+        # only short ones, or text known to come from a credential source.
+        shapeless_ok = len(text) <= _SHAPELESS_MAX or context.sensitive
         for plugin in loaded.regex_plugins:
-            if plugin.anchors and not any(a in lowered for a in plugin.anchors):
+            if plugin.anchors:
+                if present.isdisjoint(plugin.anchors):
+                    continue
+            elif not shapeless_ok:
                 continue
             for pattern in plugin.patterns:
                 for match in pattern.finditer(text):
@@ -240,8 +251,7 @@ class DetectSecretsDetector:
                     )
                     if end > start:
                         yield Hit(start, end, plugin.kind, f"{DETECTOR_NAME}:{plugin.class_name}")
-        if any(a in lowered for a in _KEYWORD_ANCHORS):
-            yield from self._keyword_hits(loaded, text, context)
+        yield from self._keyword_hits(loaded, text, context)
         if context.sensitive:
             yield from self._entropy_hits(loaded, text)
 
@@ -251,14 +261,23 @@ class DetectSecretsDetector:
             regexes = loaded.keyword_regexes_by_type.get(
                 loaded.determine_file_type(context.file_name), regexes
             )
-        done_lines: set[int] = set()
-        for gate in _KEYWORD_GATE.finditer(text):
-            line_start = text.rfind("\n", 0, gate.start()) + 1
-            if line_start in done_lines:
-                continue
-            done_lines.add(line_start)
-            line_end = text.find("\n", gate.end())
-            line = text[line_start : len(text) if line_end < 0 else line_end]
+        lowered = text.lower()
+        lines: dict[int, int] = {}
+        for keyword in _KEYWORD_LITERALS:
+            position = lowered.find(keyword)
+            while position >= 0:
+                line_start = text.rfind("\n", 0, position) + 1
+                if line_start not in lines:
+                    line_end = text.find("\n", position)
+                    line_end = len(text) if line_end < 0 else line_end
+                    if _ASSIGNMENT_AFTER.match(lowered, position + len(keyword)) or any(
+                        sign in lowered[line_start:position] for sign in _COMPARISON
+                    ):
+                        lines[line_start] = line_end
+                        position = line_end
+                position = lowered.find(keyword, position + 1)
+        for line_start, line_end in sorted(lines.items()):
+            line = text[line_start:line_end]
             for regex, group in regexes.items():
                 for match in regex.finditer(line):
                     start, end = match.span(group)

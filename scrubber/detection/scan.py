@@ -53,6 +53,12 @@ _TOOL_USE_ID = re.compile(rb'"tool_use_id"\s*:\s*"([^"\\]{1,200})"')
 _TOOL_USE_MARK = b'"tool_use"'
 _TOOL_USE_ID_MARK = b'"tool_use_id"'
 _MIN_SECRET_LEN = 6
+# Strings longer than this are scanned in windows around anchor occurrences. A detector can say
+# how far its matches reach from an anchor (`reach_before`, `reach_after`); PEM blocks reach far.
+_WINDOW_THRESHOLD = 16384
+_DEFAULT_REACH_BEFORE = 1024
+_DEFAULT_REACH_AFTER = 4096
+_LINE_SLACK = 512
 _SOURCE_LABEL_MAX = 120
 
 
@@ -125,16 +131,22 @@ class _AnchorIndex:
                 by_anchor.setdefault(anchor.lower(), set()).add(i)
         self.context_only = tuple(context_only)
         self.unanchored = tuple(i for i, d in enumerate(detectors) if not d.anchors)
-        self.raw_literals = sorted({p for p in (_ascii_prefix(a) for a in by_anchor) if p})
+        prefixes = {full: _ascii_prefix(full) for full in by_anchor}
+        self.raw_literals = sorted({p for p in prefixes.values() if p})
         # For each raw literal: the full anchors it stands for, with their detectors.
-        self.expansions: dict[str, tuple[tuple[str, tuple[int, ...]], ...]] = {
-            lit: tuple(
-                (full, tuple(sorted(dets)))
-                for full, dets in sorted(by_anchor.items())
-                if _ascii_prefix(full) == lit
+        expansions: dict[str, list[tuple[str, tuple[int, ...]]]] = {}
+        for full, dets in sorted(by_anchor.items()):
+            if prefixes[full]:
+                expansions.setdefault(prefixes[full], []).append((full, tuple(sorted(dets))))
+        self.expansions = {lit: tuple(items) for lit, items in expansions.items()}
+        # How far from an anchor a detector's match can reach, before and after it.
+        self.reach = tuple(
+            (
+                int(getattr(det, "reach_before", _DEFAULT_REACH_BEFORE)),
+                int(getattr(det, "reach_after", _DEFAULT_REACH_AFTER)),
             )
-            for lit in self.raw_literals
-        }
+            for det in self.detectors
+        )
         self._literals = literal_set([lit.encode() for lit in self.raw_literals], engine=engine)
         self._python_literals = literal_set(
             [lit.encode() for lit in self.raw_literals], engine="python"
@@ -149,6 +161,33 @@ class _AnchorIndex:
         lits = self.raw_literals
         data = text.encode("utf-8", errors="surrogatepass")
         return frozenset(lits[i] for i in self._python_literals.present(data))
+
+    def windows(
+        self, lowered_text: str, line_anchors: Iterable[str]
+    ) -> list[tuple[int, int, set[int]]]:
+        """Regions of a long text around each anchor occurrence, with the detectors that could
+        match there; overlapping regions are merged."""
+        regions: list[tuple[int, int, tuple[int, ...]]] = []
+        size = len(lowered_text)
+        for literal in line_anchors:
+            for full, dets in self.expansions.get(literal, ()):
+                before = max(self.reach[i][0] for i in dets)
+                after = max(self.reach[i][1] for i in dets)
+                position = lowered_text.find(full)
+                while position >= 0:
+                    regions.append(
+                        (max(0, position - before), min(size, position + len(full) + after), dets)
+                    )
+                    position = lowered_text.find(full, position + 1)
+        regions.sort()
+        merged: list[tuple[int, int, set[int]]] = []
+        for start, end, dets in regions:
+            if merged and start <= merged[-1][1]:
+                last = merged[-1]
+                merged[-1] = (last[0], max(last[1], end), last[2] | set(dets))
+            else:
+                merged.append((start, end, set(dets)))
+        return merged
 
     def candidates(self, lowered_text: str, line_anchors: Iterable[str]) -> set[int]:
         chosen: set[int] = set()
@@ -191,12 +230,25 @@ class SecretScanner:
             lowered = text.lower()
         if line_anchors is None:
             line_anchors = self._index.text_anchors(lowered)
-        chosen = self._index.candidates(lowered, line_anchors)
-        if context.sensitive:
-            chosen.update(self._index.unanchored)
+        detectors = self._index.detectors
         hits: list[Hit] = []
-        for i in sorted(chosen):
-            hits.extend(self._index.detectors[i].find(text, context))
+        if len(text) <= _WINDOW_THRESHOLD:
+            chosen = self._index.candidates(lowered, line_anchors)
+            if context.sensitive:
+                chosen.update(self._index.unanchored)
+            for i in sorted(chosen):
+                hits.extend(detectors[i].find(text, context))
+        else:
+            # A long tool output with a few anchors: run each detector only around them.
+            for region_start, region_end, dets in self._index.windows(lowered, line_anchors):
+                start, end = _widen_to_lines(text, region_start, region_end)
+                piece = text[start:end]
+                for i in sorted(dets):
+                    for hit in detectors[i].find(piece, context):
+                        hits.append(Hit(hit.start + start, hit.end + start, hit.kind, hit.detector))
+            if context.sensitive:
+                for i in self._index.unanchored:
+                    hits.extend(detectors[i].find(text, context))
         if context.key and _SENSITIVE_KEY.search(context.key):
             whole = _whole_value_hit(text, context.key)
             if whole is not None:
@@ -229,6 +281,17 @@ class SecretScanner:
 
     def new_file_scan(self) -> FileScan:
         return FileScan(self)
+
+
+def _widen_to_lines(text: str, start: int, end: int) -> tuple[int, int]:
+    """Move a window's edges out to line breaks (within a bound), so no match is cut."""
+    if start > 0:
+        cut = text.rfind("\n", max(0, start - _LINE_SLACK), start)
+        start = cut + 1 if cut >= 0 else max(0, start - _LINE_SLACK)
+    if end < len(text):
+        cut = text.find("\n", end, end + _LINE_SLACK)
+        end = cut if cut >= 0 else min(len(text), end + _LINE_SLACK)
+    return start, end
 
 
 def _whole_value_hit(text: str, key: str) -> Hit | None:
