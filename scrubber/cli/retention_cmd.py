@@ -425,7 +425,7 @@ def _render_text(
         f"period: {period.periods.default} days ({period.source})"
         + (f"; {period.overrides} project(s) set their own" if period.overrides else ""),
         "",
-        f"{'ACTION':<19}{'WHY':<46}{'LAST ACTIVITY':<17}{'SIZE':>9}  SESSION",
+        f"{'ACTION':<19}{'WHY':<45} {'LAST ACTIVITY':<17}{'SIZE':>9}  SESSION",
     ]
     for decision in plan.sessions:
         info = sessions.get(decision.key)
@@ -444,7 +444,7 @@ def _render_text(
                 )
         title = titles.show(info.title if info else None)
         lines.append(
-            f"{action:<19}{why:<46}{_ago(decision.last_activity, now):<17}"
+            f"{action:<19}{why:<45} {_ago(decision.last_activity, now):<17}"
             f"{_human_size(decision.size):>9}  {decision.key}" + (f"  {title}" if title else "")
         )
     if plan.trash:
@@ -486,6 +486,15 @@ def _render_text(
                     else f"kept: {_REASON_TEXT[outcome.reason]}"
                 )
             lines.append(f"  {purge.ref}: {state}")
+    unknown = [a for a in plan.archives if a.reason is Reason.PIN_UNKNOWN]
+    if unknown:
+        lines += [
+            "",
+            f"archives: {len(unknown)} past retention.archive_days kept because their pin status "
+            "cannot be told (title, tags and cwd are encrypted and the policy pins by name, tag "
+            "or path): pin by session id, or list those fields in "
+            "archive.clear_manifest_fields",
+        ]
     counts = _counts(plan, report)
     lines += [
         "",

@@ -656,7 +656,13 @@ def _remove_session(
                 error=_is_io_error(error),
             )
         if check.status is not ArchiveStatus.VERIFIED:
-            return kept(Reason.NO_VERIFIED_ARCHIVE, f"the new archive is {check.status}")
+            # The store may keep an existing archive of the same content rather than write
+            # another; if that one is damaged, a person has to look at it.
+            return kept(
+                Reason.NO_VERIFIED_ARCHIVE,
+                f"after archiving, the newest archive is {check.status}"
+                + (f" ({check.ref}): check it with `scrub archives verify`" if check.ref else ""),
+            )
     if plan.rules.require_archive:
         # Checked again after archiving, whatever the plan said: this is the last word.
         try:

@@ -5,6 +5,7 @@ the time of the last record (or any time a test wants)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import uuid
@@ -62,7 +63,8 @@ def write_session(
     seed: int = 0,
 ) -> WrittenSession:
     """Write one session whose newest record is at `last`; files get mtime `mtime or last`."""
-    session_id = session_id or str(uuid.UUID(int=(seed * 7919 + 17) % (1 << 128), version=4))
+    digest = hashlib.sha256(f"session {seed}".encode()).digest()
+    session_id = session_id or str(uuid.UUID(bytes=digest[:16], version=4))
     project = project_folder(cwd)
     folder = config / "projects" / project
     folder.mkdir(parents=True, exist_ok=True)
