@@ -21,6 +21,7 @@ from scrubber.detection.finding import Hit, resolve_overlaps
 from scrubber.detection.fingerprint import Fingerprinter
 from scrubber.detection.placeholder import PLACEHOLDER_RE, make_placeholder, mask_placeholders
 from scrubber.detection.prefilter import literal_set
+from scrubber.detection.rules.base import PatternRule
 from scrubber.policy.model import Allowlist
 from scrubber.transcript.jsonl import Line, LineProblem, RawLine, parse_line
 
@@ -55,10 +56,11 @@ _TOOL_USE_ID_MARK = b'"tool_use_id"'
 _MIN_SECRET_LEN = 6
 # Strings longer than this are scanned in windows around anchor occurrences. A detector can say
 # how far its matches reach from an anchor (`reach_before`, `reach_after`); PEM blocks reach far.
-_WINDOW_THRESHOLD = 16384
-_DEFAULT_REACH_BEFORE = 1024
-_DEFAULT_REACH_AFTER = 4096
-_LINE_SLACK = 512
+_WINDOW_THRESHOLD = 2048
+_TOKEN_REACH_BEFORE = 256
+_TOKEN_REACH_AFTER = 1024
+_FAR_REACH = 16384
+_LINE_SLACK = 256
 _SOURCE_LABEL_MAX = 120
 
 
@@ -140,13 +142,7 @@ class _AnchorIndex:
                 expansions.setdefault(prefixes[full], []).append((full, tuple(sorted(dets))))
         self.expansions = {lit: tuple(items) for lit, items in expansions.items()}
         # How far from an anchor a detector's match can reach, before and after it.
-        self.reach = tuple(
-            (
-                int(getattr(det, "reach_before", _DEFAULT_REACH_BEFORE)),
-                int(getattr(det, "reach_after", _DEFAULT_REACH_AFTER)),
-            )
-            for det in self.detectors
-        )
+        self.reach = tuple(_reach_of(det) for det in self.detectors)
         self._literals = literal_set([lit.encode() for lit in self.raw_literals], engine=engine)
         self._python_literals = literal_set(
             [lit.encode() for lit in self.raw_literals], engine="python"
@@ -281,6 +277,19 @@ class SecretScanner:
 
     def new_file_scan(self) -> FileScan:
         return FileScan(self)
+
+
+def _reach_of(detector: Detector) -> tuple[int, int]:
+    """How far a detector's matches reach around an anchor. A one-regex rule matches a token or
+    an assignment that holds its anchor; other detectors (PEM blocks, file formats) may reach
+    far unless they say otherwise."""
+    near = isinstance(detector, PatternRule)
+    before = _TOKEN_REACH_BEFORE if near else _FAR_REACH
+    after = _TOKEN_REACH_AFTER if near else _FAR_REACH
+    return (
+        int(getattr(detector, "reach_before", before)),
+        int(getattr(detector, "reach_after", after)),
+    )
 
 
 def _widen_to_lines(text: str, start: int, end: int) -> tuple[int, int]:

@@ -26,6 +26,92 @@ def shannon_entropy(value: str) -> float:
     return -sum(n / total * math.log2(n / total) for n in counts.values())
 
 
+def _group_end(pattern: str, start: int) -> int:
+    """Index just past the group that opens at `pattern[start]` ("("), or -1."""
+    depth = 0
+    i = start
+    in_class = False
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if in_class:
+            in_class = ch != "]"
+        elif ch == "[":
+            in_class = True
+            if pattern[i + 1 : i + 2] == "]":
+                i += 1
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        i += 1
+    return -1
+
+
+def _only_lookbehinds(group: str) -> bool:
+    """Is `group` (a parenthesised piece of a pattern) nothing but look-behind assertions?"""
+    if group.startswith(("(?<=", "(?<!")):
+        return True
+    if not group.startswith("(?:"):
+        return False
+    body = group[3:-1]
+    branches: list[str] = []
+    depth = 0
+    current = 0
+    i = 0
+    in_class = False
+    while i < len(body):
+        ch = body[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if in_class:
+            in_class = ch != "]"
+        elif ch == "[":
+            in_class = True
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        elif ch == "|" and depth == 0:
+            branches.append(body[current:i])
+            current = i + 1
+        i += 1
+    branches.append(body[current:])
+    for branch in branches:
+        rest = branch
+        while rest:
+            if not rest.startswith("("):
+                return False
+            end = _group_end(rest, 0)
+            if end < 0 or not _only_lookbehinds(rest[:end]):
+                return False
+            rest = rest[end:]
+    return True
+
+
+def strip_leading_lookbehinds(pattern: str) -> str:
+    """The pattern without the look-behind assertions it starts with (if any)."""
+    flags = ""
+    inline = re.match(r"\(\?[aiLmsux]+\)", pattern)
+    if inline:
+        flags, pattern = inline.group(), pattern[inline.end() :]
+    while pattern.startswith("("):
+        end = _group_end(pattern, 0)
+        if (
+            end < 0
+            or not _only_lookbehinds(pattern[:end])
+            or pattern[end : end + 1] in ("*", "?", "+", "{")
+        ):
+            break
+        pattern = pattern[end:]
+    return flags + pattern
+
+
 @dataclass(frozen=True, slots=True)
 class PatternRule:
     name: str  # the detector name reported in findings
@@ -40,10 +126,20 @@ class PatternRule:
     reject: Callable[[str], bool] | None = None  # True for values that are not secrets
     compiled: re.Pattern[str] = field(init=False, repr=False, compare=False)
 
+    core: re.Pattern[str] = field(init=False, repr=False, compare=False)
+
     def __post_init__(self) -> None:
         object.__setattr__(self, "compiled", re.compile(self.pattern, self.flags))
+        object.__setattr__(
+            self, "core", re.compile(strip_leading_lookbehinds(self.pattern), self.flags)
+        )
 
     def find(self, text: str, context: ScanContext) -> Iterator[Hit]:
+        # A leading look-behind (a token boundary) stops `re` from jumping to the literal that
+        # follows it, which makes a full scan several times slower; every full match is also a
+        # match of the pattern without it, so that cheaper search decides whether to look at all.
+        if self.core is not self.compiled and self.core.search(text) is None:
+            return
         has_group = "secret" in self.compiled.groupindex
         for match in self.compiled.finditer(text):
             start, end = match.span("secret") if has_group else match.span()
