@@ -20,7 +20,7 @@ from scrubber.detection.finding import Finding
 from scrubber.detection.fingerprint import Fingerprinter, read_or_create_key
 from scrubber.detection.rules.catalog import ALL_RULES
 from scrubber.detection.scan import LineScan, SecretScanner
-from scrubber.errors import InputError
+from scrubber.errors import InputError, UsageError
 from scrubber.policy.model import Policy
 from scrubber.transcript import sessions as session_discovery
 from scrubber.transcript.jsonl import iter_raw_lines
@@ -101,9 +101,19 @@ def build_detectors(policy: Policy) -> tuple[Detector, ...]:
     return tuple(d for d in detectors if d.name not in disabled)
 
 
-def build_scanner(policy: Policy, home: Path) -> SecretScanner:
+def build_scanner(
+    policy: Policy, home: Path, env: Mapping[str, str] | None = None
+) -> SecretScanner:
+    """The scanner for a policy. `SCRUB_PREFILTER=python` forces the pure-Python prefilter (the
+    default, `auto`, uses hyperscan when it is installed); results are the same either way."""
+    env = os.environ if env is None else env
+    engine = env.get("SCRUB_PREFILTER", "auto") or "auto"
+    if engine not in ("auto", "hyperscan", "python"):
+        raise UsageError(f"SCRUB_PREFILTER={engine!r}: expected auto, hyperscan or python")
     key = read_or_create_key(paths.fingerprint_key_file(home))
-    return SecretScanner(build_detectors(policy), Fingerprinter(key), policy.detection.allowlist)
+    return SecretScanner(
+        build_detectors(policy), Fingerprinter(key), policy.detection.allowlist, engine=engine
+    )
 
 
 # -- what to scan ---------------------------------------------------------------------------
