@@ -12,6 +12,8 @@ import re
 from collections.abc import Sequence
 from typing import Any, Protocol
 
+from scrubber.errors import UsageError
+
 
 class LiteralSet(Protocol):
     def present(self, data: bytes) -> set[int]:
@@ -90,5 +92,8 @@ def literal_set(literals: Sequence[bytes], *, engine: str = "auto") -> LiteralSe
         if hyperscan is not None:
             return HyperscanLiteralSet(literals, hyperscan)
         if engine == "hyperscan":
-            raise RuntimeError("the hyperscan package is not installed")
+            raise UsageError(
+                "the hyperscan prefilter was asked for, but the hyperscan package is not installed",
+                "pip install hyperscan, or set SCRUB_PREFILTER=auto",
+            )
     return PythonLiteralSet(literals)
