@@ -93,7 +93,9 @@ _PGPASS_LINE = re.compile(
     r"[^:\s\\]{1,128}:[^:\s\\]{1,128}:(?P<secret>" + _VALUE + r")[ \t]*(?:\r?\n|\\[rn]|$)"
 )
 _PGPASS_PORT = re.compile(r":(?:\d{1,5}|\*):")
-_LINE_PREFIX = re.compile(r"(?:\\n|→|\d\t|pgpass[:-]\d{1,7}[:-])[ \t]*$")
+# What may stand before the host on its line: a JSON `\n`, a Read-tool prefix, a grep prefix,
+# or the `+`/`-` of a unified diff line (an Edit's structuredPatch).
+_LINE_PREFIX = re.compile(r"(?:\\n|→|\d\t|pgpass[:-]\d{1,7}[:-]|^[+-])[ \t]*$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,7 +130,7 @@ class PgpassRule:
     def _host_start(text: str, line_start: int, port_at: int) -> int:
         """Where the host field begins, if what precedes it on the line is a line prefix."""
         host_at = port_at
-        while host_at > line_start and text[host_at - 1] not in " \t:→\\":
+        while host_at > line_start and text[host_at - 1] not in " \t:→\\+":
             host_at -= 1
         if host_at > line_start and text[host_at - 1] == "\\" and text[host_at] in "nrt":
             host_at += 1  # the `n` of a JSON `\n`

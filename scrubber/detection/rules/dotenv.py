@@ -208,25 +208,29 @@ class AssignedValue:
     prose_follows: bool = False  # an unquoted value followed by a space and another word
 
 
+# The rest of a quoted string on its line, per opening quote. Inside `"…"`, `'…'` and `` `…` ``
+# a backslash escapes the next character; a JSON-escaped quote (`\"…\"`) ends at the next `\"`
+# and never crosses a JSON `\n`.
+_STRING_REST = {
+    quote: re.compile(
+        rf"(?:[^{re.escape(quote)}\\\n]|\\[^\n]){{0,{_MAX_VALUE}}}(?={re.escape(quote)})"
+    )
+    for quote in ('"', "'", "`")
+}
+_ESCAPED_STRING_REST = {
+    quote: re.compile(
+        rf"(?:[^\\\n]|\\(?!{re.escape(quote[1])}|n)){{0,{_MAX_VALUE}}}(?={re.escape(quote)})"
+    )
+    for quote in ('\\"', "\\'")
+}
+
+
 def _closing_quote(text: str, start: int, quote: str) -> int:
     """Index of the quote that closes a string opened just before `start`; -1 if none on the
     same line (within `_MAX_VALUE`)."""
-    limit = min(len(text), start + _MAX_VALUE)
-    i = start
-    while i < limit:
-        c = text[i]
-        if c == "\n":
-            return -1
-        if text.startswith(quote, i):
-            return i
-        if c == "\\":
-            if quote.startswith("\\"):
-                if text.startswith("\\n", i):
-                    return -1
-            else:
-                i += 1  # an escaped character inside the string
-        i += 1
-    return -1
+    pattern = _ESCAPED_STRING_REST.get(quote) or _STRING_REST[quote]
+    rest = pattern.match(text, start)
+    return rest.end() if rest is not None else -1
 
 
 def _trim_unquoted(text: str, start: int, end: int) -> int:

@@ -88,20 +88,28 @@ _DATE = re.compile(
 _WORD_LIST = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]*(?:[,; ][A-Za-z][A-Za-z0-9_.-]*)+$")
 _NESTED_ASSIGNMENT = re.compile(r"^[A-Za-z_][\w.]*=[^=]")
 _PATH_LIST = re.compile(r"^[~.]?/[^:\s]*(?::[~.]?/[^:\s]*)+:?$")
-_LINE_START = r"(?:^|(?<=→)|(?<=\d\t))[ \t]*"
+# Matched at each line start (found with str.find, much faster than a MULTILINE pattern that
+# `re` would try at every position), after an optional Read-tool prefix (`     3→`, `3\t`).
+_LINE_PREFIX = r"[ \t]*(?:\d{1,7}(?:→|\t))?[ \t]*"
 _ENV_LINE = re.compile(
-    _LINE_START
-    + r"(?:(?:export|set|setenv|declare[ \t]+-x|ENV)[ \t]+)?(?P<name>[A-Za-z_][A-Za-z0-9_.]{0,127})=",
-    re.MULTILINE,
+    _LINE_PREFIX
+    + r"(?:(?:export|set|setenv|declare[ \t]+-x|ENV)[ \t]+)?(?P<name>[A-Za-z_][A-Za-z0-9_.]{0,127})="
 )
 # `"Env": ["KEY=value", …]` in `docker inspect` output.
 _QUOTED_ENV = re.compile(r'"(?P<name>[A-Za-z_][A-Za-z0-9_]{0,127})=(?P<value>[^"\\\n]{1,4096})"')
 # INI, TOML, HCL and YAML lines: `name = value`, `name: value` (credential files, secret dumps).
 _KEY_LINE = re.compile(
-    _LINE_START + r"(?:-[ \t]+)?(?P<name>[A-Za-z_][\w.-]{0,127})[ \t]*(?:=|:(?=[ \t]))[ \t]*",
-    re.MULTILINE,
+    _LINE_PREFIX + r"(?:-[ \t]+)?(?P<name>[A-Za-z_][\w.-]{0,127})[ \t]*(?:=|:(?=[ \t]))[ \t]*"
 )
 _KEY_LINE_SOURCES = frozenset({SourceKind.CREDENTIAL_FILE, SourceKind.SECRET_DUMP})
+
+
+def _line_starts(text: str) -> Iterator[int]:
+    yield 0
+    at = text.find("\n")
+    while at >= 0:
+        yield at + 1
+        at = text.find("\n", at + 1)
 
 
 def _standard(name: str) -> bool:
@@ -151,8 +159,15 @@ class ContextAssignmentRule:
         if not context.sensitive or context.source is SourceKind.PRIVATE_KEY_FILE:
             return
         seen: set[int] = set()
-        for match in _ENV_LINE.finditer(text):
-            hit = self._judge(text, match.group("name"), match.end(), "=")
+        key_lines = context.source in _KEY_LINE_SOURCES
+        for line_start in _line_starts(text):
+            line = _ENV_LINE.match(text, line_start)
+            if line is not None:
+                hit = self._judge(text, line.group("name"), line.end(), "=")
+            elif key_lines and (line := _KEY_LINE.match(text, line_start)) is not None:
+                hit = self._judge(text, line.group("name"), line.end(), ":")
+            else:
+                continue
             if hit is not None and hit.start not in seen:
                 seen.add(hit.start)
                 yield hit
@@ -163,12 +178,6 @@ class ContextAssignmentRule:
             if looks_like_value_secret(match.group("value")):
                 seen.add(start)
                 yield Hit(start, match.end("value"), self.kind, self.name)
-        if context.source in _KEY_LINE_SOURCES:
-            for match in _KEY_LINE.finditer(text):
-                hit = self._judge(text, match.group("name"), match.end(), ":")
-                if hit is not None and hit.start not in seen:
-                    seen.add(hit.start)
-                    yield hit
 
     def _judge(self, text: str, name: str, pos: int, op: str) -> Hit | None:
         if _standard(name) or _about_something_else(name):

@@ -78,16 +78,18 @@ class PemPrivateKeyRule:
 
     def find(self, text: str, context: ScanContext) -> Iterator[Hit]:
         pos = 0
+        used_ends: set[int] = set()
         while True:
             begin = _BEGIN.search(text, pos)
             if begin is None:
-                return
+                break
             body_start = begin.end()
             limit = min(len(text), body_start + _MAX_BODY)
             next_begin = _BEGIN.search(text, body_start, limit)
             stop = next_begin.start() if next_begin else limit
             end = _END.search(text, body_start, stop)
             if end is not None:
+                used_ends.add(end.start())
                 span = self._between(text, body_start, end.start())
                 pos = end.end()
             else:
@@ -95,6 +97,13 @@ class PemPrivateKeyRule:
                 pos = span[1] if span else body_start
             if span is not None:
                 yield Hit(span[0], span[1], self.kind, self.name)
+        # The tail of a key without its head: a progress update shows only the last lines of
+        # a command's output, so `cat id_rsa` can leave body lines and the END line alone.
+        for end in _END.finditer(text):
+            if end.start() not in used_ends:
+                span = self._headless(text, end.start())
+                if span is not None:
+                    yield Hit(span[0], span[1], self.kind, self.name)
 
     @staticmethod
     def _between(text: str, start: int, stop: int) -> tuple[int, int] | None:
@@ -130,6 +139,37 @@ class PemPrivateKeyRule:
             return None
         return first, last
 
+    @staticmethod
+    def _headless(text: str, end_at: int) -> tuple[int, int] | None:
+        """Body lines right before an END line that has no BEGIN line."""
+        window_start = max(0, end_at - _MAX_BODY)
+        # (start, end) of each line in the window, the END line's own prefix last.
+        lines: list[tuple[int, int]] = []
+        line_start = window_start
+        for brk in _LINE_BREAK_RE.finditer(text, window_start, end_at):
+            lines.append((line_start, brk.start()))
+            line_start = brk.end()
+        lines.append((line_start, end_at))
+        first = last = -1
+        base64_seen = 0
+        for start, stop in reversed(lines):
+            line = _HEADLESS_LINE.fullmatch(text, start, stop)
+            if line is None:
+                break  # the first line that is not body (or the cut-off start of the window)
+            if line.group("body"):
+                if last < 0:
+                    last = line.end("body")
+                first = line.start("body")
+                base64_seen += len(line.group("body"))
+        if first < 0 or base64_seen < _MIN_TORN_BASE64:
+            return None
+        return first, last
+
+
+_LINE_BREAK_RE = re.compile(_LINE_BREAK)
+_HEADLESS_LINE = re.compile(
+    r"(?:[ \t]*\d{1,7}(?:→|\t))?[ \t]*(?P<body>[A-Za-z0-9+/]{4,200}={0,2})?[ \t]*"
+)
 
 PEM_PRIVATE_KEY = PemPrivateKeyRule()
 

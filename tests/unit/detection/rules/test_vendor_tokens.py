@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+
 import pytest
 from rule_cases import B62, B64, B64URL, HEX, Case, check, fake, ids, join, neg, pos
 
@@ -12,6 +14,7 @@ from scrubber.detection.rules import (
     cloudflare,
     databricks,
     digitalocean,
+    discord,
     doppler,
     facebook,
     flyio,
@@ -103,6 +106,9 @@ CLICKHOUSE = join("4b", "1d", fake(B62, 37, "ch"), "Q")
 OCTOPUS = join("AP", "I-", fake(UP36, 26, "oct"))
 SUMO_ID = join("s", "u", fake(B62, 12, "sumo"))
 RUBYGEMS = join("ruby", "gems_", fake(HEX, 48, "rg"))
+# A Discord token's first segment is base64 of the bot's numeric user id.
+DISCORD_ID = base64.urlsafe_b64encode(fake("0123456789", 18, "did").encode()).decode().rstrip("=")
+DISCORD = join(DISCORD_ID, ".", fake(B64URL, 6, "dts"), ".", fake(B64URL, 38, "dmac"))
 NEON = join("na", "pi_", fake(HEX + "ghijklmnopqrstuvwxyz", 64, "neon"))
 
 CASES: list[Case] = [
@@ -173,6 +179,10 @@ CASES: list[Case] = [
     pos(misc_tokens.SUMOLOGIC_ACCESS_ID, f'SUMO_ACCESS_ID = "{SUMO_ID}"', SUMO_ID),
     pos(misc_tokens.RUBYGEMS_API_KEY, f":rubygems_api_key: {RUBYGEMS}", RUBYGEMS),
     pos(misc_tokens.HOSTING_PLATFORM_TOKEN, f"NEON_API_KEY={NEON}", NEON),
+    pos(discord.DISCORD_BOT_TOKEN, f"DISCORD_TOKEN={DISCORD}\n", DISCORD),
+    pos(discord.DISCORD_BOT_TOKEN, f"client.run('{DISCORD}')", DISCORD),
+    neg(discord.DISCORD_BOT_TOKEN, "MyVeryLongTestCaseNameHere.method.another_long_attribute_name_x",
+        note="dotted identifiers"),
     neg(misc_tokens.INFRACOST_TOKEN, "/static/favicon.ico-" + fake(HEX, 32, "ico") + ".png"),
     neg(misc_tokens.CLICKHOUSE_SECRET_KEY, "4b1d" + fake(HEX, 38, "ch"), note="a hex digest"),
 ]  # fmt: skip
