@@ -14,7 +14,6 @@ descriptor: a worker holding Claude Code's pipe would make it wait for the worke
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import json
 import os
 import sys
@@ -22,12 +21,15 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
 
 from scrubber import paths
 from scrubber.hooks.detach import spawn_detached
 from scrubber.hooks.files import append_log_line, valid_session_id
 from scrubber.hooks.spool import EnqueueResult, Job, Spool
+
+TYPE_CHECKING = False  # `typing` costs start-up time; only the type checker needs it
+if TYPE_CHECKING:
+    from typing import BinaryIO
 
 MAX_INPUT_BYTES = 1 << 20  # the payload is a few hundred bytes; anything huge is not ours
 HOOK_LOG = "hook.log"
@@ -127,6 +129,8 @@ def worker_command(
         python = venv / "bin" / "python"
         if os.access(python, os.X_OK):
             return [str(python), "-m", WORKER_MODULE], child_env
+    import importlib.util  # only on this path (the plugin's shim without scrubber's venv)
+
     if all(importlib.util.find_spec(name) is not None for name in WORKER_REQUIREMENTS):
         root = str(Path(__file__).resolve().parents[2])
         existing = child_env.get("PYTHONPATH")

@@ -24,13 +24,16 @@ import contextlib
 import json
 import os
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from enum import Enum
 from pathlib import Path
-from typing import Any
 
 from scrubber import paths
 from scrubber.hooks.files import fsync_dir, valid_session_id, write_json_atomic
+
+TYPE_CHECKING = False  # the SessionEnd hook imports this module: no `typing` at run time
+if TYPE_CHECKING:
+    from typing import Any
 
 JOB_FORMAT = 1
 _SUFFIX = ".json"
@@ -59,7 +62,7 @@ class Job:
     not_before: float = 0.0  # epoch seconds; the worker leaves the job alone until then
     done: tuple[str, ...] = ()  # actions already completed, so a re-run skips them
     settle_waits: int = 0  # times the job was put back because the transcript kept changing
-    last_error: str | None = field(default=None)  # a short description, never a value
+    last_error: str | None = None  # a short description, never a value
 
     def to_json(self) -> dict[str, Any]:
         return {

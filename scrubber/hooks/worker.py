@@ -494,23 +494,15 @@ def session_info(ctx: JobContext) -> Any:
 
 
 def bundle_files(ctx: JobContext) -> list[Path]:
-    """The session's regular files (transcript first), symlinks neither followed nor listed."""
+    """The regular files of the session's bundle (transcript first); symlinks are neither
+    followed nor listed, as in an archive."""
+    import stat
+
+    from scrubber.archive.bundle import walk_bundle
     from scrubber.transcript.sessions import session_bundle
 
-    found = [ctx.transcript]
-    for top in session_bundle(ctx.config_dir, ctx.project, ctx.job.session_id):
-        if top == ctx.transcript or top.is_symlink():
-            continue
-        if top.is_file():
-            found.append(top)
-            continue
-        for folder, dirs, files in os.walk(top, followlinks=False):
-            dirs.sort()
-            for name in sorted(files):
-                path = Path(folder) / name
-                if path.is_file() and not path.is_symlink():
-                    found.append(path)
-    return found
+    bundle = session_bundle(ctx.config_dir, ctx.project, ctx.job.session_id)
+    return [path for path, _, st in walk_bundle(ctx.config_dir, bundle) if stat.S_ISREG(st.st_mode)]
 
 
 def _archive(ctx: JobContext) -> Mapping[str, Any]:
