@@ -404,3 +404,42 @@ def test_the_status_line_shim_runs_the_previous_command_without_the_package(
         input=b'{"a": 1}', capture_output=True, env=world.env(), timeout=30, check=False,
     )  # fmt: skip
     assert (done.returncode, done.stdout) == (0, b'{"a": 1}')
+
+
+def doctor_checks(world: World) -> tuple[int, dict[str, list[dict[str, Any]]]]:
+    done = world.scrub("doctor", "--format", "json")
+    report = json.loads(done.stdout)
+    by_name: dict[str, list[dict[str, Any]]] = {}
+    for check in report["checks"]:
+        by_name.setdefault(check["name"], []).append(check)
+    return done.returncode, by_name
+
+
+def test_doctor_checks_the_installation_end_to_end(world: World) -> None:
+    code, checks = doctor_checks(world)
+    assert code == 1
+    assert checks["SessionEnd hook"][0]["level"] == "warn"  # nothing installed yet
+    installed(world, "archive")
+    world.config.chmod(0o700)
+    for folder in (world.config / "projects").iterdir():
+        folder.chmod(0o700)
+    code, checks = doctor_checks(world)
+    assert [c["level"] for c in checks["SessionEnd hook"]] == ["ok"]
+    assert [c["level"] for c in checks["recipients"]] == ["ok"]
+    assert [c["level"] for c in checks["status line"]] == ["ok"]
+    assert checks["spool"][0]["level"] == "ok" and checks["worker"][0]["level"] == "ok"
+    assert checks["config dir"][0]["level"] == "ok" and "permissions" not in checks
+    # The demo's sessions are months old: Claude Code's sweep (30 days) takes them, unarchived.
+    [sweep] = checks["cleanup sweep"]
+    assert sweep["level"] == "warn" and "no archive" in sweep["message"]
+    assert code == 1
+    done = world.scrub("install", "--take-over-cleanup")
+    assert done.returncode == 0, done.stderr
+    code, checks = doctor_checks(world)
+    assert "cleanup sweep" not in checks
+    assert checks["cleanupPeriodDays"][0]["message"].startswith("99999 days")
+    # A launcher that went missing is a failure with the fix.
+    (world.home / "bin" / "scrubber-session-end").unlink()
+    code, checks = doctor_checks(world)
+    [hook] = checks["SessionEnd hook"]
+    assert code == 1 and hook["level"] == "fail" and "scrub install" in hook["fix"]
