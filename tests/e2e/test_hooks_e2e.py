@@ -224,7 +224,7 @@ def test_two_hooks_for_one_session_make_one_job_and_one_archive(world: World) ->
 @pytest.mark.slow
 def test_a_worker_killed_mid_job_is_completed_by_the_next_run(world: World) -> None:
     installed(world, "archive", "redact-copy")
-    big = write_large_transcript(world.transcript, 24 << 20, seed=3)
+    big = write_large_transcript(world.transcript, 10 << 20, seed=3)
     os.utime(world.transcript, (time.time() - 60, time.time() - 60))
     spool = Spool(world.home)
     spool.enqueue(Job(FULL, str(world.transcript), ended_at=time.time(), transcript_size=big.size))

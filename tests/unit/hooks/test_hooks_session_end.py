@@ -182,7 +182,7 @@ def test_worker_command_uses_this_interpreter_only_when_it_has_the_dependencies(
     argv, env = found
     assert argv[1:] == ["-m", "scrubber.hooks.worker"]
     assert env["PYTHONPATH"].split(os.pathsep)[0] == str(Path(session_end.__file__).parents[2])
-    monkeypatch.setattr(session_end.importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setattr("importlib.util.find_spec", lambda name: None)
     assert session_end.worker_command({"HOME": "/nonexistent"}) is None
 
 
