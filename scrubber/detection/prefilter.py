@@ -26,13 +26,16 @@ class PythonLiteralSet:
     occurrences (a literal that starts inside another's match) are never missed."""
 
     def __init__(self, literals: Sequence[bytes]) -> None:
-        self._index = {lit.lower(): i for i, lit in enumerate(literals)}
-        ordered = sorted(self._index, key=len, reverse=True)
+        # Literals equal but for case share one entry and are reported together, as hyperscan
+        # (one pattern per index) reports them.
+        index: dict[bytes, list[int]] = {}
+        for i, lit in enumerate(literals):
+            index.setdefault(lit.lower(), []).append(i)
+        ordered = sorted(index, key=len, reverse=True)
         self._regex = re.compile(b"|".join(re.escape(lit) for lit in ordered)) if ordered else None
         # A literal that contains another implies it (the regex reports one per position).
-        self._implied = {
-            i: [j for other, j in self._index.items() if other != lit and other in lit]
-            for lit, i in self._index.items()
+        self._reported = {
+            lit: [j for other, ids in index.items() if other in lit for j in ids] for lit in index
         }
 
     def present(self, data: bytes) -> set[int]:
@@ -41,12 +44,13 @@ class PythonLiteralSet:
             return found
         lowered = data.lower()
         search = self._regex.search
+        seen: set[bytes] = set()
         match = search(lowered)
         while match is not None:
-            i = self._index[match.group()]
-            if i not in found:
-                found.add(i)
-                found.update(self._implied[i])
+            lit = match.group()
+            if lit not in seen:
+                seen.add(lit)
+                found.update(self._reported[lit])
             match = search(lowered, match.start() + 1)
         return found
 
@@ -59,7 +63,9 @@ class HyperscanLiteralSet:
         self._db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
         flags = hyperscan.HS_FLAG_CASELESS | hyperscan.HS_FLAG_SINGLEMATCH
         self._db.compile(
-            expressions=[re.escape(lit) for lit in literals],
+            # Every byte as \\xHH: hyperscan takes NUL-terminated C strings, so a raw NUL would
+            # cut the pattern short, and escapes keep metacharacters and newlines literal.
+            expressions=["".join(f"\\x{b:02x}" for b in lit).encode() for lit in literals],
             ids=list(range(len(literals))),
             flags=[flags] * len(literals),
         )

@@ -1,0 +1,194 @@
+"""Fixtures shared by the whole suite: an isolated environment, demo config dirs, and the `scrub`
+CLI run as a real process or in this one.
+
+Nothing here is autouse: modules that build their own worlds keep doing so. Every fixture that
+touches the environment points CLAUDE_CONFIG_DIR, HOME, SCRUB_HOME and XDG_* at temp folders, so
+no test can read or write a real ~/.claude.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from scrubber.demo import DemoManifest, build_demo_config, demo_manifest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+# Variables a test environment must never inherit: they would point scrubber at real data or
+# change how it behaves (a policy, a forced prefilter engine, tracebacks).
+_INHERITED_PREFIXES = ("CLAUDE_", "SCRUB_", "XDG_")
+_XDG = ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME", "XDG_RUNTIME_DIR")
+
+
+@dataclass(frozen=True)
+class CliResult:
+    """What one `scrub` run did: its exit code and everything it wrote."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+    @property
+    def output(self) -> str:
+        return self.stdout + self.stderr
+
+
+@dataclass(frozen=True)
+class Sandbox:
+    """A private world: Claude Code's config dir, HOME, scrubber's home and XDG folders.
+
+    `config` is not created (a test decides what lives there: `demo_config` fills it);
+    `scrub_home` is not created either, so tests can see scrubber make it private.
+    """
+
+    root: Path
+    config: Path
+    home: Path
+    scrub_home: Path
+    xdg: Path
+
+    def environ(self, **extra: str) -> dict[str, str]:
+        """A full environment for a child process: ours, plus PATH and the like."""
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith(_INHERITED_PREFIXES) and k != "HOME"
+        }
+        env.update(self.variables())
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+        # The repository first, so the child imports this working tree's package.
+        env["PYTHONPATH"] = os.pathsep.join(
+            p for p in (str(REPO_ROOT), os.environ.get("PYTHONPATH", "")) if p
+        )
+        env.update(extra)
+        return env
+
+    def variables(self) -> dict[str, str]:
+        values = {
+            "CLAUDE_CONFIG_DIR": str(self.config),
+            "HOME": str(self.home),
+            "SCRUB_HOME": str(self.scrub_home),
+        }
+        values.update({name: str(self.xdg / name.lower()) for name in _XDG})
+        return values
+
+    def scrub(
+        self,
+        *args: str | os.PathLike[str],
+        env: dict[str, str] | None = None,
+        timeout: float = 120,
+    ) -> CliResult:
+        """`python -m scrubber.cli ARGS` as a real process, in a session of its own (no
+        controlling terminal, as a hook or cron job would run it)."""
+        done = subprocess.run(
+            [sys.executable, "-m", "scrubber.cli", *map(str, args)],
+            env=self.environ(**(env or {})),
+            cwd=self.root,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            start_new_session=True,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
+        return CliResult(done.returncode, done.stdout, done.stderr)
+
+    def popen(self, *args: str | os.PathLike[str], **kwargs: object) -> subprocess.Popen[bytes]:
+        """Start `scrub ARGS` without waiting (fault tests kill it)."""
+        return subprocess.Popen(
+            [sys.executable, "-m", "scrubber.cli", *map(str, args)],
+            env=self.environ(),
+            cwd=self.root,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+            **kwargs,  # type: ignore[arg-type]
+        )
+
+
+def make_sandbox(root: Path) -> Sandbox:
+    """A sandbox under `root` (created; its config dir and scrubber home are not)."""
+    root.mkdir(parents=True, exist_ok=True)
+    sandbox = Sandbox(
+        root=root,
+        config=root / "claude" / ".claude",
+        home=root / "home",
+        scrub_home=root / "scrub-home",
+        xdg=root / "xdg",
+    )
+    sandbox.home.mkdir(exist_ok=True)
+    for name in _XDG:
+        (sandbox.xdg / name.lower()).mkdir(parents=True, exist_ok=True, mode=0o700)
+    return sandbox
+
+
+def run_in_process(args: list[str]) -> CliResult:
+    """`scrub ARGS` through the real entry point (error handling and exit codes included), in
+    this process: a few milliseconds instead of a process start. The environment is whatever
+    os.environ holds, so use it with the `sandbox` fixture."""
+    from scrubber.cli.app import main
+
+    out, err = io.StringIO(), io.StringIO()
+    code = 0
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            main([str(a) for a in args])
+        except SystemExit as done:
+            code = done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
+    return CliResult(code, out.getvalue(), err.getvalue())
+
+
+@pytest.fixture
+def sandbox(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Sandbox:
+    """An isolated environment, set in os.environ too (for in-process code)."""
+    world = make_sandbox(tmp_path / "sandbox")
+    for name in list(os.environ):
+        if name.startswith(_INHERITED_PREFIXES):
+            monkeypatch.delenv(name)
+    for name, value in world.variables().items():
+        monkeypatch.setenv(name, value)
+    return world
+
+
+@pytest.fixture(scope="session")
+def sandbox_factory(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Sandbox]:
+    """For module- or session-scoped worlds: a new sandbox per call. It does not touch
+    os.environ; use `Sandbox.scrub` (a child process gets the sandbox's environment)."""
+
+    def make(name: str) -> Sandbox:
+        return make_sandbox(tmp_path_factory.mktemp(name))
+
+    return make
+
+
+@pytest.fixture
+def demo_config(sandbox: Sandbox) -> Path:
+    """The demo config dir (3 scripted sessions with planted fake secrets) at the sandbox's
+    CLAUDE_CONFIG_DIR; its manifest is the `demo_secrets` fixture."""
+    built = build_demo_config(sandbox.config.parent)
+    assert built == sandbox.config
+    return built
+
+
+@pytest.fixture(scope="session")
+def demo_secrets() -> DemoManifest:
+    """What `build_demo_config` plants with its default arguments. Holds the fake values:
+    compare against them, never print them."""
+    return demo_manifest()
+
+
+@pytest.fixture
+def scrub_cli(sandbox: Sandbox) -> Callable[..., CliResult]:
+    """Run `scrub ARGS` in this process, in the sandbox."""
+
+    def run(*args: str | os.PathLike[str]) -> CliResult:
+        return run_in_process([str(a) for a in args])
+
+    return run

@@ -1,0 +1,147 @@
+"""The literal prefilter: hyperscan and the pure-Python fallback must give the same answers.
+
+The scanner skips every line whose raw bytes hold none of the detectors' anchors, so a literal
+the prefilter misses is a secret the scan never looks at. Both engines are checked against a
+plain reference (`bytes.find` on lower-cased data) on arbitrary bytes and literal sets.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from scrubber.detection import prefilter
+from scrubber.detection.prefilter import (
+    HyperscanLiteralSet,
+    LiteralSet,
+    PythonLiteralSet,
+    literal_set,
+    load_hyperscan,
+)
+from scrubber.detection.scan import _AnchorIndex
+from scrubber.errors import UsageError
+from scrubber.pipeline import build_detectors
+from scrubber.policy.model import Policy
+
+HYPERSCAN = load_hyperscan()
+needs_hyperscan = pytest.mark.skipif(HYPERSCAN is None, reason="hyperscan is not installed")
+
+
+def reference(literals: list[bytes], data: bytes) -> set[int]:
+    """The definition: literal i is present when it occurs in data, ASCII case ignored."""
+    lowered = data.lower()
+    return {i for i, lit in enumerate(literals) if lit.lower() in lowered}
+
+
+def engines(literals: list[bytes]) -> list[tuple[str, LiteralSet]]:
+    found: list[tuple[str, LiteralSet]] = [("python", PythonLiteralSet(literals))]
+    if HYPERSCAN is not None:
+        found.append(("hyperscan", HyperscanLiteralSet(literals, HYPERSCAN)))
+    return found
+
+
+# Literals: short, from a small alphabet so that they overlap, contain each other and differ
+# only by case; plus any byte at all (NUL, newline, regex metacharacters, non-ASCII).
+_small = st.binary(min_size=1, max_size=4).filter(bool)
+_letters = st.text(alphabet="abAB_-", min_size=1, max_size=5).map(str.encode)
+literal_lists = st.lists(st.one_of(_letters, _letters, _small), min_size=0, max_size=12)
+data_bytes = st.one_of(
+    st.binary(max_size=200),
+    st.text(alphabet="abAB_- \n\0", max_size=200).map(str.encode),
+)
+
+
+@pytest.mark.parametrize(
+    ("literals", "data", "expected"),
+    [
+        ([b"akia", b"ghp_"], b"key AKIA123 and GHP_x", {0, 1}),
+        ([b"akia", b"ghp_"], b"nothing here", set()),
+        ([b"abc", b"bcd"], b"xabcdx", {0, 1}),  # the second starts inside the first's match
+        ([b"gh", b"ghp_"], b"ghp_", {0, 1}),  # a literal inside a longer one is implied by it
+        ([b"ghp_", b"gh"], b"ghp_", {0, 1}),
+        ([b"aaa"], b"aaaa", {0}),
+        ([b"://"], b"postgres://u:p@h", {0}),
+        ([b"key"], b"", set()),
+        ([], b"anything", set()),
+        ([b"ab", b"AB"], b"xAbx", {0, 1}),  # the same literal twice, by case: both reported
+        ([b"\0a"], b"x\0A", {0}),  # a NUL byte is an ordinary byte
+        ([b"a.c"], b"abc", set()),  # regex metacharacters are literal
+        ([b"a.c"], b"a.c", {0}),
+        ([b"\xe9t\xe9"], b"\xc9T\xc9", set()),  # case is ASCII only: bytes, not text
+    ],
+)
+def test_known_answers(literals: list[bytes], data: bytes, expected: set[int]) -> None:
+    assert reference(literals, data) == expected
+    for name, engine in engines(literals):
+        assert engine.present(data) == expected, name
+
+
+@given(literal_lists, data_bytes)
+@settings(max_examples=300, deadline=None)
+def test_python_engine_matches_the_definition(literals: list[bytes], data: bytes) -> None:
+    assert PythonLiteralSet(literals).present(data) == reference(literals, data)
+
+
+@needs_hyperscan
+@given(literal_lists, data_bytes)
+@settings(max_examples=300, deadline=None)
+def test_hyperscan_and_python_agree(literals: list[bytes], data: bytes) -> None:
+    assert HYPERSCAN is not None
+    fast = HyperscanLiteralSet(literals, HYPERSCAN).present(data)
+    assert fast == PythonLiteralSet(literals).present(data)
+    assert fast == reference(literals, data)
+
+
+REAL_LITERALS = [
+    lit.encode() for lit in _AnchorIndex(build_detectors(Policy.default())).raw_literals
+]
+REAL_ENGINES = engines(REAL_LITERALS)
+
+
+@given(st.binary(max_size=400), st.lists(st.integers(0, len(REAL_LITERALS) - 1), max_size=8))
+@settings(max_examples=200, deadline=None)
+def test_engines_agree_on_the_scanners_real_anchors(data: bytes, picks: list[int]) -> None:
+    # Arbitrary bytes rarely hold an anchor: splice some in, in mixed case.
+    spliced = b"|".join([data[:50], *(REAL_LITERALS[i].upper() for i in picks), data[50:]])
+    for chunk in (data, spliced):
+        expected = reference(REAL_LITERALS, chunk)
+        for name, engine in REAL_ENGINES:
+            assert engine.present(chunk) == expected, name
+
+
+def test_the_scanners_anchors_are_nonempty_and_unique_by_case() -> None:
+    literals = _AnchorIndex(build_detectors(Policy.default())).raw_literals
+    assert literals
+    assert all(literals)
+    assert len({lit.lower() for lit in literals}) == len(literals)
+
+
+def test_engine_python_never_loads_hyperscan(monkeypatch: pytest.MonkeyPatch) -> None:
+    def forbidden() -> Any:
+        raise AssertionError("hyperscan must not be loaded for engine='python'")
+
+    monkeypatch.setattr(prefilter, "load_hyperscan", forbidden)
+    assert isinstance(literal_set([b"akia"], engine="python"), PythonLiteralSet)
+
+
+def test_auto_falls_back_to_python_without_hyperscan(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(prefilter, "load_hyperscan", lambda: None)
+    chosen = literal_set([b"akia"], engine="auto")
+    assert isinstance(chosen, PythonLiteralSet)
+    assert chosen.present(b"AKIA") == {0}
+
+
+def test_engine_hyperscan_without_hyperscan_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(prefilter, "load_hyperscan", lambda: None)
+    with pytest.raises(UsageError, match="hyperscan"):
+        literal_set([b"akia"], engine="hyperscan")
+
+
+@needs_hyperscan
+def test_auto_uses_hyperscan_when_installed() -> None:
+    assert isinstance(literal_set([b"akia"], engine="auto"), HyperscanLiteralSet)
+    assert isinstance(literal_set([], engine="hyperscan"), HyperscanLiteralSet)
+    assert literal_set([], engine="hyperscan").present(b"akia") == set()
