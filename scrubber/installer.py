@@ -26,11 +26,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scrubber import __version__, paths
 from scrubber.errors import ConfigError, ScrubberError, UsageError
 from scrubber.transcript.jsonl import atomic_write
+
+if TYPE_CHECKING:
+    from scrubber.policy.model import Policy
 
 SESSION_END_LAUNCHER = "scrubber-session-end"
 STATUS_LINE_LAUNCHER = "scrubber-status-line"
@@ -701,7 +704,7 @@ def _take_over_cleanup(
     config: Path,
     policy_path: Path,
     policy_text: str | None,
-    policy: Any,
+    policy: Policy,
     record: Mapping[str, Any],
     report: InstallReport,
 ) -> tuple[Settings, str | None, Any]:

@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -82,14 +82,14 @@ def check_config_dir(config: Path) -> Iterator[Check]:
         yield Check("permissions", Level.WARN, warning)
 
 
-def check_hooks(config: Path, home: Path) -> tuple[list[Check], dict[str, Any]]:
+def check_hooks(config: Path) -> list[Check]:
     checks: list[Check] = []
     path = installer.settings_file(config)
     try:
         current = installer.read_settings(path)
     except ScrubberError as error:
         checks.append(Check("settings", Level.FAIL, error.message, error.hint))
-        return checks, {}
+        return checks
     data = current.data
     commands = installer.has_session_end_hook(data)
     plugins = data.get("enabledPlugins")
@@ -155,7 +155,7 @@ def check_hooks(config: Path, home: Path) -> tuple[list[Check], dict[str, Any]]:
                 "`scrub install --status-line` adds it and keeps any status line you have",
             )
         )
-    return checks, data
+    return checks
 
 
 def check_policy(env: Mapping[str, str], home: Path) -> tuple[list[Check], Policy | None]:
@@ -380,8 +380,7 @@ def run_checks(env: Mapping[str, str], now: datetime) -> list[Check]:
     config = paths.config_dir(env)
     home = paths.scrub_home(env)
     checks = list(check_config_dir(config))
-    hook_checks, _ = check_hooks(config, home)
-    checks += hook_checks
+    checks += check_hooks(config)
     policy_checks, policy = check_policy(env, home)
     checks += policy_checks
     checks += check_spool(home, now.timestamp())

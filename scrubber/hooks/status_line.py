@@ -285,16 +285,19 @@ def _restore_calls(file_scan: FileScan, calls: list[list[str]]) -> None:
             file_scan._sensitive_calls.add(call_id)
 
 
+# Tools whose target is a file path (scrubber.detection.context classifies them by it).
+_FILE_TOOLS = frozenset({"Read", "Write", "Edit", "MultiEdit", "NotebookEdit", "NotebookRead"})
+
+
 def _remembered_calls(file_scan: FileScan) -> list[list[str]]:
-    """The most recent sensitive calls, without their full targets (a command can hold a
-    token): the file name is all the rules look at."""
+    """The most recent sensitive calls, in the order they were made. Only a file tool's file
+    name is kept of the target (a command can hold a token); the name is all the rules use."""
     kept = []
-    for call_id in list(file_scan._sensitive_calls):
-        call = file_scan._calls.get(call_id)
-        if call is None:
+    for call_id, call in file_scan._calls.items():
+        if call_id not in file_scan._sensitive_calls:
             continue
-        target = call.target if " " not in call.target else ""
-        kept.append([call_id, call.name, call.source.value, PurePosixPath(target).name])
+        name = PurePosixPath(call.target).name if call.name in _FILE_TOOLS else ""
+        kept.append([call_id, call.name, call.source.value, name])
     return kept[-MAX_REMEMBERED_CALLS:]
 
 

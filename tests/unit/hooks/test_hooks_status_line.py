@@ -392,3 +392,23 @@ def test_the_session_end_shim_imports_nothing_heavy(env: dict[str, str], demo: P
     assert not {m for m in modules if m.split(".")[0] in FORBIDDEN}
     assert not {m for m in modules if m.startswith(("scrubber.detection", "scrubber.policy"))}
     assert (home(env) / "spool" / f"{FULL}.json").exists()
+
+
+def test_remembered_calls_keep_no_command_text(env: dict[str, str]) -> None:
+    token = "gh" + "p_" + os.urandom(18).hex()[:36]
+    lines = [
+        {"type": "assistant", "message": {"content": [
+            {"type": "tool_use", "id": f"toolu_{i}", "name": "Read",
+             "input": {"file_path": f"/w/app{i}/.env"}}]}}
+        for i in range(3)
+    ] + [
+        {"type": "assistant", "message": {"content": [
+            {"type": "tool_use", "id": "toolu_bash", "name": "Bash",
+             "input": {"command": f"TOKEN={token} printenv"}}]}},
+    ]  # fmt: skip
+    path = Path(env["CLAUDE_CONFIG_DIR"]) / "projects" / PROJECT / "calls.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    state = scan_all(path, env)
+    assert [call[0] for call in state.calls] == ["toolu_0", "toolu_1", "toolu_2", "toolu_bash"]
+    assert state.calls[0][3] == ".env" and state.calls[-1][1:] == ["Bash", "dotenv", ""]
+    assert token not in json.dumps(state.to_json())
