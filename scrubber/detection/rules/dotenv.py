@@ -37,6 +37,7 @@ from scrubber.detection.rules.values import (
     is_trivial,
     looks_like_code,
     looks_like_locator,
+    looks_like_template_or_regex,
     looks_token_like,
     name_words,
 )
@@ -234,7 +235,19 @@ def _closing_quote(text: str, start: int, quote: str) -> int:
 
 
 def _trim_unquoted(text: str, start: int, end: int) -> int:
-    """Drop closing brackets that belong to the surrounding code, not to the value."""
+    """Drop closing brackets that belong to the surrounding code, not to the value: a closer
+    with no opener in the value, at its end or followed by punctuation (`pwd=None):`)."""
+    depth = 0
+    for i in range(start, end):
+        c = text[i]
+        if c in "([{":
+            depth += 1
+        elif c in _CLOSERS:
+            if depth:
+                depth -= 1
+            elif i + 1 == end or text[i + 1] in ":;,)]}":
+                end = i
+                break
     while end > start and text[end - 1] in _CLOSERS:
         closer = text[end - 1]
         value = text[start:end]
@@ -287,8 +300,10 @@ def accept_value(
         return False
     if not found.quoted and (looks_like_code(value) or value[0] in "([{<"):
         return False
+    if looks_like_template_or_regex(value):
+        return False  # r"(?:key|pwd)", f"{name}-{id}", `${prefix}-token`
     if looks_like_code(value) and not looks_token_like(value):
-        return False  # a quoted regex or template: r"(?:key|pwd)", f"{name}-{id}"
+        return False
     if found.op == "," and is_pure_identifier(value.replace(".", "_")):
         return False  # `field_serializer('password', 'password_bytes')`
     if found.prose_follows and is_pure_identifier(value):
@@ -372,6 +387,8 @@ class SensitiveAssignmentRule:
         before = text[start - 1] if start > 0 else "\n"
         if before in "?&":
             return None  # a URL query parameter: connection_string.py's rule
+        if before == ":" and text[start - 2 : start - 1] == ":":
+            return None  # a qualified type name: `AWS::SecretsManager::Secret`, `Foo::Token`
         strength = classify_name(name)
         if strength is None:
             return None

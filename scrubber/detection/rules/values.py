@@ -62,10 +62,14 @@ _CODE = re.compile(
       | (?:await|yield|lambda|function|fn|async|return|import|from|new|typeof|not|require)\b.*
       | [A-Za-z_][\w.]*\s*(?:\|\||&&|\?\?).*             # fallbacks: a || b, a ?? b
       | [A-Za-z_][\w.]*\s+(?:\+|\||\?|or|and|if)\s.*        # expressions: a + b, a if c
-      | .*(?:\$\{|\{[A-Za-z_][^{}]{0,80}\}).*                # interpolation: f"{x}", `${x}`
-      | .*(?:\(\?[:=!<P]|\\[dwsbDWS]|\[\^|\.\*|\.\+).*         # a regular expression
     )$""",
     re.VERBOSE,
+)
+# Interpolation (`f"{x}"`, `${x}`) and regular expressions (`(?:a|b)`, `[a-z0-9]{64}`, `\d+`):
+# templates and patterns, whatever characters they mix.
+_TEMPLATE_OR_REGEX = re.compile(
+    r"\$\{|\{[A-Za-z_][^{}]{0,80}\}|\(\?[:=!<P]|\\[dwsbDWS]|\[\^|\.\*|\.\+"
+    r"|\[[A-Za-z0-9]-[A-Za-z0-9][^\]]*\][{*+?]"
 )
 _CAMEL_TYPE = re.compile(r"^[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+)+[?!]?$")  # PasswordStr, SecretValue
 _PURE_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z_]*$")
@@ -74,7 +78,10 @@ _PATH = re.compile(r"^(?:~|\.{1,2})?/[\w@.+~/-]*$|^[A-Za-z]:\\|^\.{1,2}/")
 _URL = re.compile(r"^[a-z][a-z0-9+.-]{1,15}://", re.IGNORECASE)
 _URL_WITH_PASSWORD = re.compile(r"^[a-z][a-z0-9+.-]{1,15}://[^/\s:@]*:[^/\s@]+@", re.IGNORECASE)
 # AWS/GCP resource names and digests: identifiers that a label may sit above.
-_RESOURCE = re.compile(r"^(?:arn:aws[\w-]*:|projects/|sha(?:1|256|384|512)[:-]|md5:|sha512-)")
+# ...and SigV4 credential scopes (`AKIA…/20240101/us-east-1/s3/aws4_request`).
+_RESOURCE = re.compile(
+    r"^(?:arn:aws[\w-]*:|projects/|sha(?:1|256|384|512)[:-]|md5:|sha512-)|/aws4_request$"
+)
 _UUID = re.compile(r"^[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}$")
 
 
@@ -140,6 +147,11 @@ def looks_like_code(value: str) -> bool:
     return bool(_CODE.match(stripped) or _CAMEL_TYPE.match(stripped))
 
 
+def looks_like_template_or_regex(value: str) -> bool:
+    """An interpolated string or a regular expression, not a literal secret."""
+    return _TEMPLATE_OR_REGEX.search(value) is not None
+
+
 def is_pure_identifier(value: str) -> bool:
     """Only letters and underscores: a variable name more often than a secret."""
     return bool(_PURE_IDENTIFIER.match(value))
@@ -149,7 +161,7 @@ def looks_like_locator(value: str) -> bool:
     """A path, an email address, a URL without a password, or a resource name."""
     if _URL.match(value):
         return not _URL_WITH_PASSWORD.match(value)
-    return bool(_PATH.match(value) or _EMAIL.match(value) or _RESOURCE.match(value))
+    return bool(_PATH.match(value) or _EMAIL.match(value) or _RESOURCE.search(value))
 
 
 def is_uuid(value: str) -> bool:

@@ -7,6 +7,8 @@ import base64
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from rule_cases import B62, B64, CREDENTIALS, DOTENV, HEX, fake
 
 from scrubber.detection.detector import PLAIN, ScanContext
@@ -99,3 +101,30 @@ def test_nothing_matches_in_credential_context(name: str) -> None:
 def test_env_dump_of_ordinary_variables() -> None:
     dump = "SHELL=/bin/zsh\nUSER=sybil\nHOME=/Users/sybil\nPWD=/Users/sybil/code\nSHLVL=2\nCLAUDECODE=1\n"
     assert not scan(dump, DOTENV)
+
+
+LABELS = ["DB_PASSWORD", "api_key", "client_secret", "GITHUB_TOKEN", "password", "AccountKey"]
+SHAPES = ["{label}={value}", '"{label}": "{value}"', "{label}: {value}", "export {label}='{value}'",
+          "postgres://app:{value}@db/x", "curl -u app:{value} https://x", "--password {value}",
+          "Authorization: Bearer {value}", "machine h login u password {value}"]  # fmt: skip
+KINDS = sorted({getattr(rule, "kind", "secret") for rule in ALL_RULES})
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    kind=st.sampled_from(KINDS),
+    fingerprint=st.text(alphabet="0123456789abcdef", min_size=8, max_size=8),
+    label=st.sampled_from(LABELS),
+    shape=st.sampled_from(SHAPES),
+    masked=st.booleans(),
+    context=st.sampled_from([PLAIN, DOTENV, CREDENTIALS]),
+)
+def test_placeholders_are_never_secrets(
+    kind: str, fingerprint: str, label: str, shape: str, masked: bool, context: ScanContext
+) -> None:
+    """Our own placeholders, as written and as the scanner masks them (spaces), never match."""
+    placeholder = f"[REDACTED:{kind}:{fingerprint}]"
+    value = " " * len(placeholder) if masked else placeholder
+    text = shape.format(label=label, value=value)
+    hits = scan(text, context)
+    assert not hits, [(h.detector, h.start, h.end) for h in hits]
