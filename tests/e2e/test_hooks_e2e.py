@@ -296,6 +296,11 @@ def test_no_actions_records_an_audit_summary(world: World) -> None:
     [summary] = [r for r in world.activity() if r["event"] == "audit-summary"]
     assert summary["distinct"] >= 5 and "github-token" in summary["by_kind"]
     assert world.archives() == []
+    # `scrub sessions` shows the count while the transcript is still the audited one.
+    cache = json.loads((world.home / "state" / "audit-cache.json").read_text())
+    entry = cache["sessions"][FULL]
+    assert entry["distinct"] == summary["distinct"]
+    assert entry["transcript_size"] == world.transcript.stat().st_size
     assert_no_secret(world.logs_text())
 
 
