@@ -8,14 +8,19 @@ no test can read or write a real ~/.claude.
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import io
+import json
 import os
 import subprocess
 import sys
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -192,3 +197,118 @@ def scrub_cli(sandbox: Sandbox) -> Callable[..., CliResult]:
         return run_in_process([str(a) for a in args])
 
     return run
+
+
+class TranscriptBuilder:
+    """Small transcripts in Claude Code's shape, for tests that need a particular record: a
+    prompt, a tool call and its result (the `tool_result` block and `toolUseResult`), a reply
+    with optional thinking, or raw bytes (a torn line). Values are whatever the test passes:
+    build fake secrets at run time."""
+
+    def __init__(self, session_id: str | None = None, cwd: str = "/home/u/work/app") -> None:
+        self.session_id = session_id or str(uuid.uuid4())
+        self.cwd = cwd
+        self.lines: list[bytes] = []
+        self._last: str | None = None
+        self._clock = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
+        self._counter = 0
+
+    def _envelope(self, kind: str) -> dict[str, Any]:
+        self._counter += 1
+        record_uuid = str(uuid.uuid4())
+        record: dict[str, Any] = {
+            "parentUuid": self._last,
+            "isSidechain": False,
+            "userType": "external",
+            "cwd": self.cwd,
+            "sessionId": self.session_id,
+            "version": "2.1.332",
+            "gitBranch": "main",
+            "type": kind,
+            "uuid": record_uuid,
+            "timestamp": (self._clock + timedelta(seconds=self._counter)).strftime(
+                "%Y-%m-%dT%H:%M:%S.000Z"
+            ),
+        }
+        self._last = record_uuid
+        return record
+
+    def add(self, record: dict[str, Any]) -> dict[str, Any]:
+        self.lines.append(json.dumps(record, separators=(",", ":"), ensure_ascii=False).encode())
+        return record
+
+    def raw(self, data: bytes) -> None:
+        self.lines.append(data)
+
+    def prompt(self, text: str) -> dict[str, Any]:
+        record = self._envelope("user")
+        record["message"] = {"role": "user", "content": text}
+        return self.add(record)
+
+    def say(self, text: str, *, thinking: str | None = None) -> dict[str, Any]:
+        blocks: list[dict[str, Any]] = []
+        if thinking is not None:
+            signature = base64.b64encode(uuid.uuid4().bytes * 8).decode()
+            blocks.append({"type": "thinking", "thinking": thinking, "signature": signature})
+        blocks.append({"type": "text", "text": text})
+        record = self._envelope("assistant")
+        record["message"] = {
+            "id": "msg_01" + uuid.uuid4().hex[:22],
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-sonnet-4-5-20250929",
+            "content": blocks,
+            "usage": {"input_tokens": 3, "output_tokens": 40},
+        }
+        record["requestId"] = "req_011C" + uuid.uuid4().hex[:20]
+        return self.add(record)
+
+    def tool(
+        self, name: str, tool_input: dict[str, Any], result: Any, tool_use_result: Any = None
+    ) -> str:
+        """A tool call and its result; returns the tool_use id."""
+        tool_id = "toolu_01" + uuid.uuid4().hex[:22]
+        call = self._envelope("assistant")
+        call["message"] = {
+            "id": "msg_01" + uuid.uuid4().hex[:22],
+            "type": "message",
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": tool_id, "name": name, "input": tool_input}],
+        }
+        self.add(call)
+        source = call["uuid"]
+        answer = self._envelope("user")
+        answer["message"] = {
+            "role": "user",
+            "content": [{"tool_use_id": tool_id, "type": "tool_result", "content": result}],
+        }
+        if tool_use_result is not None:
+            answer["toolUseResult"] = tool_use_result
+        answer["sourceToolAssistantUUID"] = source
+        self.add(answer)
+        return tool_id
+
+    def read(self, path: str, text: str) -> str:
+        numbered = "\n".join(f"{n}\t{line}" for n, line in enumerate(text.split("\n"), 1))
+        file = {"filePath": path, "content": text, "numLines": text.count("\n") + 1}
+        return self.tool("Read", {"file_path": path}, numbered, {"type": "text", "file": file})
+
+    def bash(self, command: str, stdout: str) -> str:
+        result = {"stdout": stdout, "stderr": "", "interrupted": False, "isImage": False}
+        return self.tool("Bash", {"command": command, "description": "Run"}, stdout, result)
+
+    def data(self) -> bytes:
+        return b"".join(line + b"\n" for line in self.lines)
+
+    def write(self, path: Path, *, torn_tail: bytes = b"") -> Path:
+        """Write the transcript (0600), optionally ending in an unterminated torn line."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(self.data() + torn_tail)
+        path.chmod(0o600)
+        return path
+
+
+@pytest.fixture(scope="session")
+def transcript_builder() -> type[TranscriptBuilder]:
+    """The `TranscriptBuilder` class (conftest is not importable by test modules)."""
+    return TranscriptBuilder

@@ -191,7 +191,11 @@ def _widen(text: str, start: int, end: int) -> tuple[int, int]:
         start -= 1
     right = _TOKEN_BODY.match(text, end)
     if right is not None:
-        end = right.end()
+        matched_end, end = end, right.end()
+        # A dot can sit inside a token (JWTs, `hvs.`, `SG.`) but a trailing one is the end of a
+        # sentence ("… use AKIA….."): taking it would change the fingerprint and the text.
+        while end > matched_end and text[end - 1] == ".":
+            end -= 1
     pad = _PADDING.match(text, end)
     if pad is not None:
         end = pad.end()
