@@ -29,6 +29,9 @@ from .fake_api import ToolCall, Turn, text_turn, tool_turn
 
 ENV_TOKEN_NAME = "GITHUB_TOKEN"
 CONFIG_NAME = "deploy.toml"
+# About 38 KB of output: over the 30 KB at which Claude Code persists a tool output to a side
+# file (reference note, "Observed in Claude Code 2.1.332").
+BIG_OUTPUT_COMMAND = "printenv; seq 1 9000"
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,10 +55,18 @@ class Scenario:
     config_file: Path
     env: Mapping[str, str] = field(repr=False)
 
-    def script(self) -> list[Turn]:
+    def script(self, *, big_output: bool = False) -> list[Turn]:
+        """The model's turns. `big_output` adds a Bash call whose output (over 30 KB) Claude
+        Code moves to a side file, `<session>/tool-results/<id>.txt`, token included."""
+        extra = (
+            [tool_turn("Bash", command=BIG_OUTPUT_COMMAND, description="Environment and more")]
+            if big_output
+            else []
+        )
         return [
             tool_turn("Read", file_path=str(self.env_file)),
             tool_turn("Bash", command="printenv", description="Show the environment"),
+            *extra,
             Turn(
                 text="Writing the deploy config.",
                 calls=(
