@@ -1,11 +1,9 @@
-"""Values assigned to credential-like names: `DB_PASSWORD` set to `hunter2` in a `.env` file,
-`export API_KEY="…"`,
-`"client_secret": "…"`, YAML `password: …`, `token = '…'`, `<password>…</password>`,
-`define('DB_PASSWORD', '…')`.
+"""Values assigned to credential-like names: a `DB_PASSWORD` line of a `.env` file,
+`export API_KEY="…"`, `"client_secret": "…"`, YAML `password: …`, `token = '…'`,
+`<password>…</password>`, `define('DB_PASSWORD', '…')`.
 
 The name decides that a value is a secret, so a weak password counts (`hunter2` as a
-`DB_PASSWORD`).
-The hard part is precision on what Claude Code reads and runs every day: source code
+`DB_PASSWORD`). The hard part is precision on what Claude Code reads and runs every day: source code
 (`token = get_token()`, `password: str`, `password=password`), model usage counters
 (`max_tokens: 1024`, `"output_tokens": 57`), UI strings (`"password": "Enter your password"`),
 references (`${DB_PASSWORD}`, `{{ secrets.TOKEN }}`) and keys that name something else
@@ -21,6 +19,7 @@ KeywordDetector and gitleaks generic-api-key, written independently.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import re
 from collections.abc import Iterator
@@ -66,24 +65,10 @@ _MEDIUM_PAIRS = frozenset({("api", "key"), ("access", "key"), ("private", "key")
 # `GITHUB_PAT`, `ADO_PAT`; elsewhere `_PAT` is as often a pattern (`_HEX_PAT`).
 _PAT_OWNERS = frozenset(
     {
-        "github",
-        "gh",
-        "gitlab",
-        "gl",
-        "ado",
-        "azure",
-        "devops",
-        "bitbucket",
-        "personal",
-        "access",
-        "hf",
-        "api",
-        "git",
-        "vsts",
-        "atlassian",
-        "jira",
+        "github", "gh", "gitlab", "gl", "ado", "azure", "devops", "bitbucket", "personal",
+        "access", "hf", "api", "git", "vsts", "atlassian", "jira",
     }
-)
+)  # fmt: skip
 # The last word says the value is about the secret, not the secret: `password_hash`,
 # `token_type`, `secret_name`, `auth_url`, `api_key_id`.
 _NOT_SECRET_LAST_WORDS = frozenset(
@@ -114,6 +99,18 @@ _NOT_SECRET_LAST_WORDS = frozenset(
         "pub", "cert", "certificate", "labels", "level", "command", "cmd", "script",
     }
 )  # fmt: skip
+# First words that make a `…token` name something other than a credential: pagination and
+# sync cursors (`NextToken`, `page_token`), AWS change and idempotency tokens (`ChangeToken`,
+# `ClientToken`), tokenizer special tokens (`eos_token`), token counters (`max_tokens`).
+_TOKEN_QUALIFIERS = frozenset(
+    {
+        "next", "prev", "previous", "page", "continuation", "pagination", "cursor", "sync",
+        "resume", "marker", "change", "idempotency", "eos", "bos", "pad", "unk", "sep", "cls",
+        "mask", "special", "stop", "start", "end", "input", "output", "max", "min", "num",
+        "total", "prompt", "completion", "cache", "reasoning", "thinking", "lock", "task",
+        "block", "offending", "current", "last", "first",
+    }
+)  # fmt: skip
 # Words before a final `key` that make it a key of a map, a table or a keyboard, not a secret.
 _KEY_NOT_SECRET = frozenset(
     {
@@ -126,8 +123,9 @@ _KEY_NOT_SECRET = frozenset(
         "ssh", "gpg", "pgp", "host", "known", "ca", "root", "order", "query",
         "config", "setting", "settings", "state", "store", "registry", "metric", "event",
         "tag", "attribute", "attr", "property", "prop", "meta", "menu", "nav", "tab", "route",
-        "request", "response", "session_cache", "dataset", "model", "schema", "type",
+        "request", "response", "dataset", "model", "schema", "type",
         "enum", "locale", "lang", "language", "component", "element", "node", "child", "parent",
+        "result", "limit", "input", "output", "natural",
     }
 )  # fmt: skip
 
@@ -157,7 +155,7 @@ _CALL_SEPARATOR = re.compile(r"""(?P<close>\\?["'])[ \t]{0,4},[ \t]{0,4}(?P<afte
 _MAX_GAP = 16  # a masked placeholder leaves 21+ spaces behind a label: never bridge that
 _UNQUOTED = re.compile(r"""(?:[^\s"'`\\;,<>]|\\(?![nrt"'\\/]))+""")
 _MAX_VALUE = 4096
-_PROSE_AFTER = re.compile(r" [A-Za-z]{2}")
+_PROSE_AFTER = re.compile(r" [A-Za-z]")
 _JOINED_WORDS = re.compile(r"^[a-z]+(?:[-_][a-z]+)+$")
 # YAML tags that make a value something else (`!Ref`, `!vault |`, `!!binary`); a password
 # that merely starts with `!` is kept.
@@ -187,6 +185,8 @@ def classify_name(name: str) -> Strength | None:
     if words[-1] in _STRONG_LAST_WORDS:
         return Strength.STRONG
     if any(w in _MEDIUM_WORDS or w.endswith(_MEDIUM_SUFFIXES) for w in words):
+        if words[0] in _TOKEN_QUALIFIERS or words in (["client", "token"], ["session", "token"]):
+            return None  # pagination cursors, idempotency tokens, tokenizer specials, counters
         return Strength.MEDIUM
     if words[-1] == "pat" and len(words) >= 2 and words[-2] in _PAT_OWNERS:
         return Strength.MEDIUM
@@ -207,6 +207,7 @@ class AssignedValue:
     op: str
     spaced: bool  # spaces around the operator: `name = value` (code, INI), not `NAME=value`
     prose_follows: bool = False  # an unquoted value followed by a space and another word
+    quoted_name: bool = False  # `"name": …`, `'name' => …`
 
 
 # The rest of a quoted string on its line, per opening quote. Inside `"…"`, `'…'` and `` `…` ``
@@ -298,8 +299,10 @@ def accept_value(
         return False  # `password=password`, `"token": "token"`
     if _YAML_TAG.match(value) or looks_like_locator(value):
         return False
-    if not found.quoted and (looks_like_code(value) or value[0] in "([{<"):
+    if not found.quoted and (looks_like_code(value) or value[0] in "([{<:"):
         return False
+    if found.quoted_name and not found.quoted and is_pure_identifier(value):
+        return False  # `{"credentials": role}`: JSON would quote a literal; this is code
     if looks_like_template_or_regex(value):
         return False  # r"(?:key|pwd)", f"{name}-{id}", `${prefix}-token`
     if looks_like_code(value) and not looks_token_like(value):
@@ -429,7 +432,10 @@ class SensitiveAssignmentRule:
         if op == ":" and not quoted_name and not after:
             return None  # YAML needs a space after the colon; `a:b` is something else
         spaced = bool(sep.group("before")) or (bool(after) and op != ":")
-        return read_value(text, sep.end(), op, spaced)
+        found = read_value(text, sep.end(), op, spaced)
+        if found is not None and quoted_name:
+            found = dataclasses.replace(found, quoted_name=True)
+        return found
 
 
 SENSITIVE_ASSIGNMENT = SensitiveAssignmentRule()

@@ -72,6 +72,7 @@ _TEMPLATE_OR_REGEX = re.compile(
     r"|\[[A-Za-z0-9]-[A-Za-z0-9][^\]]*\][{*+?]"
 )
 _CAMEL_TYPE = re.compile(r"^[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+)+[?!]?$")  # PasswordStr, SecretValue
+_CAMEL_NAME = re.compile(r"^[A-Za-z][a-z]+(?:[A-Z][a-z]+)+$|^(?:[A-Z][a-z]+)+$")
 _PURE_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z_]*$")
 _EMAIL = re.compile(r"^[\w.+-]+@[\w-]+(?:\.[\w-]+)+$")
 _PATH = re.compile(r"^(?:~|\.{1,2})?/[\w@.+~/-]*$|^[A-Za-z]:\\|^\.{1,2}/")
@@ -186,8 +187,9 @@ def looks_token_like(value: str, min_length: int = 8) -> bool:
     if is_uuid(value):
         return True
     if value.isalpha():
-        # A single word (`development`) or a CamelCase name; long mixed-case runs are keys.
-        return len(value) >= 20 and has_char_classes(value, 2) and not _CAMEL_TYPE.match(value)
+        # A single word (`development`) or a camelCase name (`contentAssociationSummaries`);
+        # long mixed-case runs without that word structure are keys.
+        return len(value) >= 20 and has_char_classes(value, 2) and not _CAMEL_NAME.match(value)
     return any(c.isdigit() for c in value) or has_char_classes(value, 3)
 
 

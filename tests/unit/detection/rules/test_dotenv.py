@@ -65,6 +65,14 @@ CASES: list[Case] = [
     neg(RULE, 'raise TypeError("pwd: expected bytes, got str")', note="prose"),
     neg(RULE, "if password == \"x\":"),
     neg(RULE, "_HEX_PAT = '[0-9A-Fa-f]{1,4}'", note="_PAT is a pattern"),
+    neg(RULE, '"Credentials": role,', note="dict in code"),
+    neg(RULE, ":type credentials: :py:class:`~botocore.credentials.Credentials`", note="Sphinx"),
+    neg(RULE, "# Second pass: use a random order", note="prose"),
+    neg(RULE, '"AWS::SecretsManager::Secret": "c85175a4ebcce361"', note="qualified type name"),
+    # AWS API output and SDK data: pagination cursors, idempotency tokens, paginator config
+    neg(RULE, '"NextToken": "' + fake(B62, 48, "next") + '"'),
+    neg(RULE, '"ChangeToken": "abcd12f2-46da-4fdb-b8d5-fbd4c466928f"'),
+    neg(RULE, '"output_token": "nextToken", "result_key": "contentAssociationSummaries"'),
     # counters, types, references, placeholders
     neg(RULE, '"max_tokens": 4096, "input_tokens": 12, "cache_read_input_tokens": 0'),
     neg(RULE, "tokens: 1234"),
