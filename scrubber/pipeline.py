@@ -143,8 +143,12 @@ def targets_in_config(
         if include_side_files:
             targets.extend(_side_targets(info))
     if include_side_files and not session and not project:
+        # `debug/<id>.txt` is both a global side file and part of its session's bundle: scan
+        # it once, or its findings count twice.
+        seen = {target.path for target in targets}
         for side in discovery.side_files:
-            targets.append(_file_target(side.path, side.session_id, None, side.kind.value))
+            if side.path not in seen:
+                targets.append(_file_target(side.path, side.session_id, None, side.kind.value))
     return targets
 
 
@@ -165,6 +169,9 @@ def _role_of(path: Path, config: Path | None) -> str:
             return role.rstrip("s") if role == "subagents" else role
     if path.name == "history.jsonl":
         return "history"
+    if path.suffix == ".jsonl":
+        # A transcript named on the command line, or a legacy `agent-*.jsonl` beside one.
+        return "subagent" if path.name.startswith("agent-") else "transcript"
     return "side-file"
 
 

@@ -312,3 +312,31 @@ class TranscriptBuilder:
 def transcript_builder() -> type[TranscriptBuilder]:
     """The `TranscriptBuilder` class (conftest is not importable by test modules)."""
     return TranscriptBuilder
+
+
+def value_at(file: str | Path, line: int, json_path: str | None, span: tuple[int, int]) -> str:
+    """The text a finding points at: line `line` (1-based) of `file`, then the JSON Pointer
+    into its object (RFC 6901) when there is one, else the line decoded as text, then the
+    [start, end) code-point span. Compare the result with planted values; never print it."""
+    with Path(file).open("rb") as stream:
+        lines = stream.read().split(b"\n")
+    assert 1 <= line <= len(lines), f"{file} has no line {line}"
+    data = lines[line - 1]
+    if json_path is None:
+        text = data.decode("utf-8", errors="surrogateescape")
+    else:
+        value: Any = json.loads(data)
+        for escaped in json_path.split("/")[1:]:
+            token = escaped.replace("~1", "/").replace("~0", "~")
+            value = value[int(token)] if isinstance(value, list) else value[token]
+        assert isinstance(value, str), f"{json_path} does not name a string"
+        text = value
+    start, end = span
+    assert 0 <= start < end <= len(text), f"span {span} outside line {line}"
+    return text[start:end]
+
+
+@pytest.fixture(scope="session")
+def finding_value() -> Callable[[str | Path, int, str | None, tuple[int, int]], str]:
+    """`value_at`: what a finding's file, line, json_path and span point at."""
+    return value_at

@@ -133,6 +133,11 @@ def register(app: typer.Typer) -> None:
                     "--session and --project select from the config directory; "
                     "give them without paths"
                 )
+            for given in paths_:
+                # A path the user typed that is not there is a usage error (exit 2), as for
+                # redact; the pipeline's InputError (exit 3) is for files that vanish mid-run.
+                if not given.exists() and not given.is_symlink():
+                    raise UsageError(f"{given}: no such file or folder")
             targets = targets_from_paths(paths_)
         else:
             config = common.config_dir()

@@ -353,6 +353,7 @@ class FileScan:
             not anchors
             and not is_call
             and not sensitive
+            and _may_be_whole_object(data)
             and not _SENSITIVE_JSON_KEY_RAW.search(data)
         ):
             return None
@@ -502,6 +503,21 @@ class FileScan:
                 if isinstance(item, Mapping) and item.get("type") in ("image", "document"):
                     continue
                 self._walk(item, [*path, i], walk, ctx, source, thinking)
+
+
+def _may_be_whole_object(data: bytes) -> bool:
+    """Whether a line may be a whole JSON object, judged cheaply. A line that cannot be (torn,
+    garbage, invalid UTF-8, blank) is parsed even with nothing to find in it, so that it is
+    reported as a problem rather than skipped in silence."""
+    if data[:64].lstrip()[:1] != b"{" or data[-64:].rstrip()[-1:] != b"}":
+        return False
+    if data.isascii():
+        return True
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def _content_blocks(record: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:

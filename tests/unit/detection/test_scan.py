@@ -214,7 +214,27 @@ def test_the_fast_path_skips_only_lines_that_cannot_hold_a_finding(
     scan = scanner.new_file_scan()
     parsed = [scan.scan_raw(raw(line, n)) is not None for n, line in enumerate(t.lines, 1)]
     assert parsed == [False, True, True, True, True, False, True]
-    assert scan.scan_raw(raw(b"not json at all, no anchors")) is None
+
+
+@pytest.mark.parametrize(
+    ("data", "terminated", "problem"),
+    [
+        (b"not json at all, no anchors", True, LineProblem.NOT_JSON),
+        (b'{"type":"user","message":{"content":"cut here', False, LineProblem.TORN),
+        (b'{"type":"user","note":"caf\xe9"}', True, LineProblem.INVALID_UTF8),
+        (b"[1, 2, 3]", True, LineProblem.NOT_OBJECT),
+        (b"", True, LineProblem.BLANK),
+    ],
+)
+def test_lines_that_are_not_objects_are_never_skipped_in_silence(
+    data: bytes, terminated: bool, problem: LineProblem
+) -> None:
+    # Nothing to find in them, but they must be reported (audit and redact list problems).
+    github = next(d for d in DETECTORS if d.name == "github-token")
+    scanner = SecretScanner([github], Fingerprinter(KEY), engine="python")
+    result = scanner.new_file_scan().scan_raw(raw(data, terminated=terminated))
+    assert result is not None
+    assert (result.line.problem, result.leaves) == (problem, ())
 
 
 def test_tool_calls_are_always_parsed_so_their_results_get_context(
@@ -377,8 +397,11 @@ def test_invalid_utf8_lines_are_scanned_with_spans_in_the_decoded_text() -> None
 
 def test_a_blank_line_has_nothing() -> None:
     scan = SCANNER.new_file_scan()
-    assert scan.scan_raw(raw(b"")) is None
-    assert scan.scan_line(parse_line(raw(b"   "))).leaves == ()
+    for data in (b"", b"   ", b"\r"):
+        result = scan.scan_raw(raw(data))
+        assert result is not None and result.line.problem is LineProblem.BLANK
+        assert result.leaves == ()
+        assert scan.scan_line(parse_line(raw(data))).leaves == ()
 
 
 @pytest.mark.parametrize("ending", [".", "...", ". Next", ".\n"])
