@@ -221,9 +221,9 @@ class _Period:
     overrides: int = 0  # projects whose own settings set another period
 
 
-def _gather(policy_path: Path | None, *, need_config: bool = True) -> _Facts:
+def _gather(policy_path: Path | None) -> _Facts:
     config = common.config_dir()
-    if need_config and not config.is_dir():
+    if not config.is_dir():
         raise UsageError(
             f"no Claude Code config directory at {config}",
             "set CLAUDE_CONFIG_DIR to the folder that holds projects/",
@@ -1050,8 +1050,8 @@ def _pin(query: str, reason: str | None) -> None:
         shown = f"{info.project}/{info.id}"
         title = info.title
     except UsageError as error:
-        if "sessions match" in error.message:
-            raise
+        if discovery is not None and not error.message.startswith("no session matches"):
+            raise  # ambiguous: the user must say which
         # Not here: perhaps in the trash, where a pin stops it from being purged.
         try:
             _slot, manifest = find_in_trash(home, query)

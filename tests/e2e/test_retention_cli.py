@@ -8,6 +8,7 @@ disk; and a test that runs every destructive entry point against pinned sessions
 
 from __future__ import annotations
 
+import http.server
 import json
 import os
 import resource
@@ -15,11 +16,13 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
@@ -508,3 +511,84 @@ def test_cap_needs_force(env: Env) -> None:
     forced = env.json("retention", "--apply", "--force")
     assert forced["summary"]["trashed"] == 3  # type: ignore[index]
     assert not env.ids()
+
+
+# --- monitoring and the overview ------------------------------------------------------------
+
+
+class _Ping(http.server.BaseHTTPRequestHandler):
+    seen: ClassVar[list[str]] = []
+
+    def do_GET(self) -> None:
+        type(self).seen.append(self.path)
+        self.send_response(500 if "/down" in self.path else 200)
+        self.end_headers()
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def test_healthcheck_ping_and_log(env: Env) -> None:
+    two_old_sessions(env)
+    server = http.server.HTTPServer(("127.0.0.1", 0), _Ping)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    token = "hc-" + os.urandom(6).hex()
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        env.policy(f"  days: 30\n  healthcheck_url: {base}/{token}")
+        env.run("retention")  # a dry run never pings
+        assert _Ping.seen == []
+        env.run("retention", "--apply")
+        assert _Ping.seen == [f"/{token}"]
+        env.policy(f"  days: 30\n  healthcheck_url: {base}/down/{token}")
+        failed = env.run("retention", "--apply")  # a failed ping is logged, never fatal
+        assert "healthcheck ping failed (HTTP 500)" in failed.stderr
+    finally:
+        server.shutdown()
+    log = (env.home / "log" / "activity.jsonl").read_text()
+    assert token not in log  # the URL is a credential: never logged
+    records = [json.loads(line) for line in log.splitlines()]
+    assert [r.get("healthcheck") for r in records] == [None, "ok", "failed: HTTP 500"]
+
+
+def test_sessions_overview_uses_a_fresh_audit_cache(env: Env) -> None:
+    old, other = two_old_sessions(env)
+    env.policy("  days: 30")
+    stat = old.transcript.stat()
+    cache = {
+        "format": 1,
+        "sessions": {
+            old.session_id: {
+                "transcript_size": stat.st_size,
+                "transcript_mtime_ns": stat.st_mtime_ns,
+                "distinct": 3,
+            },
+            other.session_id: {
+                "transcript_size": 1,
+                "transcript_mtime_ns": 1,
+                "distinct": 9,
+            },  # stale
+        },
+    }
+    (env.home / "state").mkdir(parents=True, exist_ok=True)
+    (env.home / "state" / "audit-cache.json").write_text(json.dumps(cache))
+    rows = {r["session_id"]: r for r in env.json("sessions")["sessions"]}  # type: ignore[index, union-attr]
+    assert rows[old.session_id]["secrets"] == 3 and rows[other.session_id]["secrets"] is None
+    ordered = [r["session_id"] for r in env.json("sessions")["sessions"]]  # type: ignore[index, union-attr]
+    assert ordered[:2] == [other.session_id, old.session_id]  # the most urgent first (70 > 60 days)
+    text = env.run("sessions", "--sort", "recent").stdout.splitlines()
+    assert old.session_id in text[2] and other.session_id in text[3]  # 2 days, 60, 70
+    assert "Claude Code's own sweep first" in env.run("sessions").stdout
+    env.run("sessions", "--project", "no-such-project", code=2)
+
+
+def test_pins_listing_and_unpin(env: Env) -> None:
+    old, _ = two_old_sessions(env)
+    env.policy("  days: 30", pins='pins:\n  tags: [legal]\n  projects: ["/srv/*"]\n')
+    env.run("pin", old.session_id, "--reason", "evidence")
+    listed = env.json("pins")
+    assert [p["session_id"] for p in listed["cli"]] == [old.session_id]  # type: ignore[index, union-attr]
+    assert listed["policy"]["tags"] == ["legal"]  # type: ignore[index]
+    assert "evidence" in env.run("pins").stdout
+    assert old.session_id in env.run("unpin", old.session_id[:6]).stdout
+    assert env.json("pins")["cli"] == []
