@@ -10,9 +10,11 @@ CLAUDE_CONFIG_DIR. Reported: p50 and p95 wall time per call, in milliseconds.
    under `python3` with site-packages, and `scrub hook session-end` (typer) for comparison.
 3. Status line on a --size-mb transcript (default 100 MB, scrubber.demo.write_large_transcript):
    the first catch-up (the detached scan, in one process), then per round --append-kb of
-   realistic lines appended: the status-line call itself (prints what it knows, starts the
-   detached scan), the detached scan absorbing the append, a call with nothing new (the common
-   case between two messages), and, for reference, `--inline` (the scan inside the call).
+   realistic lines appended: the status-line call itself (prints what it knows; starts the
+   detached scan when none is lingering), the time from the append until the lingering scan has
+   absorbed it, and a call with nothing new (the common case between two messages); then,
+   without a lingering scan, a cold scan process per append and `--inline` (the scan inside the
+   call), for reference. `python -c pass` and `python -S -c pass` are timed in the same rounds.
 
     python bench/bench_hooks.py                       # 100 MB, 20 KB appends
     python bench/bench_hooks.py --size-mb 20 --rounds 10
@@ -140,29 +142,51 @@ def bench_status_line(
     ).encode()
     scan = [sys.executable, "-m", "scrubber.hooks.status_line", "--scan", str(transcript),
             "--session", big.session_id]  # fmt: skip
-    python_env = {**env, "PYTHONPATH": str(ROOT)}
-    first_catch_up = timed(scan, b"", python_env)
+    cold_env = {**env, "PYTHONPATH": str(ROOT), "SCRUB_STATUS_LINE_LINGER": "0"}
+    first_catch_up = timed(scan, b"", cold_env)
     chunk = append_chunk(transcript, append_kb * 1000)
-    call, absorb, idle, inline = [], [], [], []
+    state = Path(env["SCRUB_HOME"]) / "state" / "status-line" / f"{big.session_id}.json"
+
+    def absorbed() -> bool:
+        return bool(json.loads(state.read_text())["offset"] == transcript.stat().st_size)
+
+    samples: dict[str, list[float]] = {
+        name: []
+        for name in ("bare", "bare_s", "call", "lag", "idle", "cold", "inline")
+    }  # fmt: skip
     inline_command = command + " --inline"
+    warm_env = {**env, "SCRUB_STATUS_LINE_LINGER": "60"}
+    for index in range(rounds + 1):
+        round_samples: dict[str, float] = {}
+        round_samples["bare"] = timed([sys.executable, "-c", "pass"], b"", env)
+        round_samples["bare_s"] = timed([sys.executable, "-S", "-c", "pass"], b"", env)
+        # What a user gets: append, the status-line call (which starts the detached scan
+        # the first time; later rounds find it lingering), then the time until the append
+        # is absorbed, counted from the append.
+        with transcript.open("ab") as handle:
+            handle.write(chunk)
+        appended = time.perf_counter()
+        round_samples["call"] = timed(command, stdin, warm_env)
+        while not absorbed():
+            if time.perf_counter() - appended > 60:
+                raise SystemExit("the detached scan did not catch up")
+            time.sleep(0.005)
+        round_samples["lag"] = time.perf_counter() - appended
+        round_samples["idle"] = timed(command, stdin, warm_env)
+        if index == 0:
+            time.sleep(1)  # the first round started the lingering scan: not a sample
+            continue
+        for name, value in round_samples.items():
+            samples[name].append(value)
+    # Without a lingering scan: a cold process per append, and the scan inside the call.
+    time.sleep(61)  # let the lingering scan leave
     for _ in range(rounds):
         with transcript.open("ab") as handle:
             handle.write(chunk)
-        call.append(timed(command, stdin, env))  # starts the detached scan itself
-        time.sleep(0.05)
-        deadline = time.monotonic() + 60
-        state = Path(env["SCRUB_HOME"]) / "state" / "status-line" / f"{big.session_id}.json"
-        while json.loads(state.read_text())["offset"] != transcript.stat().st_size:
-            if time.monotonic() > deadline:
-                raise SystemExit("the detached scan did not catch up")
-            time.sleep(0.02)
-        idle.append(timed(command, stdin, env))
+        samples["cold"].append(timed(scan, b"", cold_env))
         with transcript.open("ab") as handle:
             handle.write(chunk)
-        absorb.append(timed(scan, b"", python_env))
-        with transcript.open("ab") as handle:
-            handle.write(chunk)
-        inline.append(timed(inline_command, stdin, env))
+        samples["inline"].append(timed(inline_command, stdin, cold_env))
     output = subprocess.run(  # noqa: S602 - the command as settings.json holds it
         command, shell=True, input=stdin, env=env, capture_output=True, check=True
     )
@@ -172,10 +196,15 @@ def bench_status_line(
         "append_bytes": len(chunk),
         "first catch-up (detached scan of the whole file), s": round(first_catch_up, 2),
         "first catch-up MB/s": round(big.size / 1e6 / first_catch_up, 1),
-        "status-line call after an append (prints, starts the detached scan)": percentiles(call),
-        "status-line call with nothing new": percentiles(idle),
-        "detached scan absorbing the append (its own process)": percentiles(absorb),
-        "status-line --inline call (scan inside the call)": percentiles(inline),
+        "python -c pass (same rounds)": percentiles(samples["bare"]),
+        "python -S -c pass (same rounds)": percentiles(samples["bare_s"]),
+        "status-line call after an append": percentiles(samples["call"]),
+        "status-line call with nothing new": percentiles(samples["idle"]),
+        "append absorbed by the lingering detached scan (lag from the append)": percentiles(
+            samples["lag"]
+        ),
+        "cold detached scan absorbing an append (its own process)": percentiles(samples["cold"]),
+        "status-line --inline call (scan inside the call, cold)": percentiles(samples["inline"]),
         "segment": output.stdout.decode().strip().replace("\x1b", "ESC"),
     }
 

@@ -56,7 +56,10 @@ SHOWN_KINDS = 3
 PREVIOUS_TIMEOUT = 10.0
 CATCH_UP_SHOWN = 1 << 20  # unscanned bytes above which the segment says "catching up"
 BACKGROUND_STEP = 0.25  # seconds of scanning between two saves of the state (progress)
-BACKGROUND_MAX_SECONDS = 600.0
+BACKGROUND_POLL = 0.1  # seconds between two looks at the transcript while lingering (a stat)
+BACKGROUND_LINGER = 300.0  # seconds the detached scan stays after the transcript went quiet
+BACKGROUND_MAX_SECONDS = 6 * 3600.0
+ENV_LINGER = "SCRUB_STATUS_LINE_LINGER"
 RED = "\x1b[31m"
 DIM = "\x1b[2m"
 RESET = "\x1b[0m"
@@ -457,35 +460,52 @@ def _try_lock(path: Path) -> int | None:
     return fd
 
 
+def _linger(env: Mapping[str, str]) -> float:
+    try:
+        return max(0.0, float(env.get(ENV_LINGER, "")))
+    except ValueError:
+        return BACKGROUND_LINGER
+
+
 def run_background_scan(
     transcript: Path,
     session_id: str,
     env: Mapping[str, str],
     *,
     step_budget: float = BACKGROUND_STEP,
+    linger: float | None = None,
     max_seconds: float = BACKGROUND_MAX_SECONDS,
 ) -> ScanState | None:
-    """Scan everything new in `transcript` (the detached half of the status line), saving the
-    state after every step so that status-line calls show progress. One per transcript: a
+    """The detached half of the status line: scan everything new in `transcript`, saving the
+    state after every step (status-line calls show the progress), then keep watching the file
+    for `linger` seconds and scan what is appended as soon as it is (the detectors stay loaded,
+    so the next status-line call usually finds nothing left to do). One per transcript: a
     second exits at once. Returns the final state, or None when another scan was running."""
     home = paths.scrub_home(env)
     where = state_file(home, session_id, transcript)
     fd = _try_lock(_lock_path(where))
     if fd is None:
         return None
+    linger = _linger(env) if linger is None else linger
     try:
         scan = IncrementalScan(home)
         state = _load_for(where, transcript)
-        stop = time.monotonic() + max_seconds
+        started = time.monotonic()
+        idle_since = started
         while True:
             try:
                 state, changed = scan.step(transcript, state, budget=step_budget)
             except FileNotFoundError:
-                return state
+                return state  # the transcript (or the whole config dir) is gone
+            now = time.monotonic()
             if changed:
                 save_state(where, state)
-            if not changed or not state.behind or time.monotonic() > stop:
+                idle_since = now
+            if state.behind and now - started < max_seconds:
+                continue
+            if now - idle_since >= linger or now - started >= max_seconds:
                 return state
+            time.sleep(BACKGROUND_POLL)
     finally:
         os.close(fd)
 

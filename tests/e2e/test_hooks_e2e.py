@@ -62,6 +62,9 @@ class World:
             HOME=str(self.root / "home"),
             XDG_CONFIG_HOME=str(self.root / "xdg"),
             XDG_DATA_HOME=str(self.root / "xdg-data"),
+            # The status line's detached scan leaves a second after the transcript went quiet
+            # (default: minutes), so no test leaves a process behind for long.
+            SCRUB_STATUS_LINE_LINGER="1",
         )
         env.update(extra)
         return env

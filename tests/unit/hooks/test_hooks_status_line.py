@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -282,7 +283,7 @@ def test_the_default_mode_scans_in_the_background(
     data = json.dumps({"session_id": FULL, "transcript_path": str(path)}).encode()
     assert status_line.status_segment(data, env, color=False) == ""
     assert started == [(path, FULL)]
-    final = status_line.run_background_scan(path, FULL, env, step_budget=0.001)
+    final = status_line.run_background_scan(path, FULL, env, step_budget=0.001, linger=0)
     assert final is not None and not final.behind
     assert status_line.status_segment(data, env, color=False).startswith("secrets: ")
     assert len(started) == 1  # up to date: no new scan
@@ -412,3 +413,38 @@ def test_remembered_calls_keep_no_command_text(env: dict[str, str]) -> None:
     assert [call[0] for call in state.calls] == ["toolu_0", "toolu_1", "toolu_2", "toolu_bash"]
     assert state.calls[0][3] == ".env" and state.calls[-1][1:] == ["Bash", "dotenv", ""]
     assert token not in json.dumps(state.to_json())
+
+
+def test_the_background_scan_lingers_and_absorbs_appends(env: dict[str, str], demo: Path) -> None:
+    import threading
+
+    path = transcript_in(env, demo, lines=5)
+    rest = (demo / "projects" / PROJECT / f"{FULL}.jsonl").read_bytes()[path.stat().st_size :]
+    where = status_line.state_file(home(env), FULL, path)
+    result: list[ScanState | None] = []
+    thread = threading.Thread(
+        target=lambda: result.append(status_line.run_background_scan(path, FULL, env, linger=1.5))
+    )
+    thread.start()
+    try:
+        time.sleep(0.5)
+        with path.open("ab") as handle:
+            handle.write(rest)
+        appended = time.monotonic()
+        while status_line.load_state(where) is None or (
+            status_line.load_state(where).offset != path.stat().st_size  # type: ignore[union-attr]
+        ):
+            assert time.monotonic() - appended < 20
+            time.sleep(0.02)
+        assert thread.is_alive()  # the same run absorbed the append
+    finally:
+        thread.join(timeout=30)
+    assert not thread.is_alive()  # and left once the file was quiet for `linger` seconds
+    [final] = result
+    assert final is not None and kinds_of(final) == expected_kinds(path, env)
+
+
+def test_linger_comes_from_the_environment() -> None:
+    assert status_line._linger({status_line.ENV_LINGER: "2.5"}) == 2.5
+    assert status_line._linger({status_line.ENV_LINGER: "x"}) == status_line.BACKGROUND_LINGER
+    assert status_line._linger({}) == status_line.BACKGROUND_LINGER
