@@ -72,5 +72,8 @@ def test_a_session_with_plugin_dir_runs_the_plugins_session_end_hook(box: Box) -
     assert f"session {session} queued (reason other" in hook_log.read_text()
     [spooled] = Spool(box.scrub_home).jobs()
     assert spooled.job.session_id == session
+    # Fields of Claude Code's real payload made it into the job.
+    assert spooled.job.reason == "other"  # what `-p` sends
+    assert spooled.job.cwd == str(box.project)
     assert Path(spooled.job.transcript_path) == box.transcript(session)
     assert spooled.job.transcript_size == box.transcript(session).stat().st_size
