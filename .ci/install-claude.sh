@@ -22,7 +22,8 @@ installed_version() {
   # The package's own manifest, not `claude --version`: that would start the CLI.
   local manifest="$prefix/lib/node_modules/@anthropic-ai/claude-code/package.json"
   [ -f "$manifest" ] || return 1
-  node -e 'process.stdout.write(require(process.argv[1]).version)' "$manifest" 2>/dev/null
+  # sed, not node: the binary is native, so a working install needs no node to be reused.
+  sed -n 's/^  "version": *"\([^"]*\)".*/\1/p' "$manifest" | head -n 1
 }
 
 if [ -x "$bin" ] && [ "$(installed_version)" = "$version" ]; then
