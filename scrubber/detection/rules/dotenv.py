@@ -60,6 +60,7 @@ _STRONG_WORDS = frozenset(
 _STRONG_SUFFIXES = ("password", "passwd", "passphrase", "secret", "credential", "credentials")
 _MEDIUM_SUFFIXES = ("token", "apikey", "secretkey", "accesskey")
 _STRONG_LAST_WORDS = frozenset({"pass", "pw"})  # `DB_PASS`, `SMTP_PW`; not `pass_through`
+_WEAK_ALONE = frozenset({"pass", "pw", "credentials", "creds"})
 _MEDIUM_WORDS = frozenset({"token", "apikey", "auth", "accesstoken", "authtoken", "secretkey"})
 _MEDIUM_PAIRS = frozenset({("api", "key"), ("access", "key"), ("private", "key")})
 # `GITHUB_PAT`, `ADO_PAT`; elsewhere `_PAT` is as often a pattern (`_HEX_PAT`).
@@ -108,7 +109,8 @@ _TOKEN_QUALIFIERS = frozenset(
         "resume", "marker", "change", "idempotency", "eos", "bos", "pad", "unk", "sep", "cls",
         "mask", "special", "stop", "start", "end", "input", "output", "max", "min", "num",
         "total", "prompt", "completion", "cache", "reasoning", "thinking", "lock", "task",
-        "block", "offending", "current", "last", "first",
+        "block", "offending", "current", "last", "first", "request", "action", "update",
+        "lifecycle", "notification", "verification", "confirmation", "continue",
     }
 )  # fmt: skip
 # Words before a final `key` that make it a key of a map, a table or a keyboard, not a secret.
@@ -125,7 +127,7 @@ _KEY_NOT_SECRET = frozenset(
         "tag", "attribute", "attr", "property", "prop", "meta", "menu", "nav", "tab", "route",
         "request", "response", "dataset", "model", "schema", "type",
         "enum", "locale", "lang", "language", "component", "element", "node", "child", "parent",
-        "result", "limit", "input", "output", "natural",
+        "result", "limit", "input", "output", "natural", "uri", "url", "name", "id",
     }
 )  # fmt: skip
 
@@ -156,7 +158,8 @@ _MAX_GAP = 16  # a masked placeholder leaves 21+ spaces behind a label: never br
 _UNQUOTED = re.compile(r"""(?:[^\s"'`\\;,<>]|\\(?![nrt"'\\/]))+""")
 _MAX_VALUE = 4096
 _PROSE_AFTER = re.compile(r" [A-Za-z]")
-_JOINED_WORDS = re.compile(r"^[a-z]+(?:[-_][a-z]+)+$")
+_COMPOSED = re.compile(r"[A-Za-z][-_.][A-Za-z]")
+_JOINED_WORDS = re.compile(r"^[a-z][a-z0-9]*(?:[-_][a-z][a-z0-9]*)+$")
 # YAML tags that make a value something else (`!Ref`, `!vault |`, `!!binary`); a password
 # that merely starts with `!` is kept.
 _YAML_TAG = re.compile(
@@ -180,12 +183,19 @@ def classify_name(name: str) -> Strength | None:
         return None
     if len(words) >= 2 and "_".join(words[-2:]) in _NOT_SECRET_LAST_WORDS:
         return None
+    if len(words) == 1 and words[0] in _WEAK_ALONE:
+        # `credentials: 'include'` (fetch), `'pass': 'bandpass'`: alone, these words need a
+        # value shaped like a credential.
+        return Strength.MEDIUM
     if any(w in _STRONG_WORDS or w.endswith(_STRONG_SUFFIXES) for w in words):
         return Strength.STRONG
     if words[-1] in _STRONG_LAST_WORDS:
         return Strength.STRONG
     if any(w in _MEDIUM_WORDS or w.endswith(_MEDIUM_SUFFIXES) for w in words):
-        if words[0] in _TOKEN_QUALIFIERS or words in (["client", "token"], ["session", "token"]):
+        if any(w in _TOKEN_QUALIFIERS for w in words[:-1]) or words in (
+            ["client", "token"],
+            ["session", "token"],
+        ):
             return None  # pagination cursors, idempotency tokens, tokenizer specials, counters
         return Strength.MEDIUM
     if words[-1] == "pat" and len(words) >= 2 and words[-2] in _PAT_OWNERS:
@@ -317,9 +327,20 @@ def accept_value(
         return True
     if _JOINED_WORDS.match(value):
         return False  # `password_confirmation`, `auth-scheme`: names, not values
+    if value != value.strip():
+        return False  # `" --username="`: a fragment of a string being built
+    if (
+        _COMPOSED.search(value)
+        and not any(c.isdigit() for c in value)
+        and any(len(w) >= 4 and w in lowered for w in name_words(name))
+    ):
+        return False  # `"Access-Control-Allow-Credentials"`: a name built on the name
+    if not found.quoted and strength is not Strength.STRONG and is_pure_identifier(value):
+        return False  # `authKey: _authKey`: a variable
     if strength is Strength.KEY:
         return (
             len(value) >= 16
+            and not looks_like_code(value)
             and re.fullmatch(r"[A-Za-z0-9+/=_.~-]+", value) is not None
             and looks_token_like(value, min_length=16)
         )
@@ -421,7 +442,8 @@ class SensitiveAssignmentRule:
                 return None
             if not (text[opener - 1].isalnum() or text[opener - 1] in "_."):
                 return None  # a tuple `("a", "b")`, not a call
-            return read_value(text, call.end(), ",", True)
+            found = read_value(text, call.end(), ",", True)
+            return found if found is not None and found.quoted else None
         if sep is None:
             return None
         op = sep.group("op")

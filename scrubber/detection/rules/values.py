@@ -18,7 +18,6 @@ _PLACEHOLDER = re.compile(
       | \$[A-Za-z_][A-Za-z0-9_]*\b.*   # $VAR
       | \$\$?[0-9*@#?]            # $1, $@, $$
       | %\([A-Za-z_]\w*\)[sdr]    # %(name)s
-      | %[sdrvqx]                 # %s, %v
       | \{\{.*\}\}?               # {{ template }}
       | \{.*                      # {name}, {0}, {PW[::-1]}, an unfinished f-string
       | \#\{[^}]*\}               # #{ruby}
@@ -28,6 +27,8 @@ _PLACEHOLDER = re.compile(
       | `.*                       # shell command substitution
       | (?i:your|my|insert|enter|replace|put|paste|add)[-_\s].*   # your_api_key_here
       | .*[-_](?i:here|goes|placeholder|example|redacted|changeme)  # token_goes_here
+      | (?i:example|sample|dummy|fake)[-_].*   # EXAMPLE-PASSWORD
+      | %[-+\s\#0]*\d*(?:\.\d+)?[sdrvqxifgeu]\W*   # printf formats: %s, %-8s, `%s.`
       | [A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+   # an environment variable's name: MY_API_TOKEN
     )$""",
     re.VERBOSE | re.DOTALL,
