@@ -340,3 +340,20 @@ def value_at(file: str | Path, line: int, json_path: str | None, span: tuple[int
 def finding_value() -> Callable[[str | Path, int, str | None, tuple[int, int]], str]:
     """`value_at`: what a finding's file, line, json_path and span point at."""
     return value_at
+
+
+@pytest.fixture
+def scrub_in(monkeypatch: pytest.MonkeyPatch) -> Callable[..., CliResult]:
+    """Run `scrub ARGS` in this process with the environment of a given sandbox (one made by
+    `sandbox_factory` for a whole module, say); os.environ is restored afterwards."""
+
+    def run(world: Sandbox, *args: str | os.PathLike[str]) -> CliResult:
+        with monkeypatch.context() as patch:
+            for name in list(os.environ):
+                if name.startswith(_INHERITED_PREFIXES):
+                    patch.delenv(name)
+            for name, value in world.variables().items():
+                patch.setenv(name, value)
+            return run_in_process([str(a) for a in args])
+
+    return run
