@@ -32,8 +32,8 @@ from .fake_api import text_turn
 pytestmark = pytest.mark.claude
 
 DAY = 86400.0
-# Longer than the ~5.5 s after start at which the sweep runs.
-SWEEP_DELAY = 7.5
+# Longer than the ~5.5 s after start at which the sweep runs, with room for a slow start.
+SWEEP_DELAY = 8.5
 FIRST_PROMPT = "Remember the word periwinkle."
 _TIMESTAMP = re.compile(r'"timestamp":"([0-9T:.\-]+Z)"')
 
