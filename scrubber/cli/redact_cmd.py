@@ -12,7 +12,7 @@ import typer
 
 from scrubber import paths
 from scrubber.cli import common
-from scrubber.errors import ExitCode, UsageError
+from scrubber.errors import ExitCode, InputError, UsageError
 from scrubber.pipeline import build_scanner
 from scrubber.policy.model import ThinkingMode
 from scrubber.redacting import (
@@ -226,6 +226,10 @@ def register(app: typer.Typer) -> None:
                 raise UsageError("give paths, or --session / --all, not both")
             sources = []
             for given in paths_:
+                if given.is_symlink():
+                    # Named on purpose: refuse (as audit does) rather than skip and exit 0
+                    # with nothing written. Links inside named folders are skipped with a note.
+                    raise InputError(f"{given}: is a symbolic link; name the file it points to")
                 if not given.exists():
                     raise UsageError(f"{given}: no such file or folder")
                 sources.extend(_files_under(given))
