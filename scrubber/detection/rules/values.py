@@ -28,7 +28,9 @@ _PLACEHOLDER = re.compile(
       | (?i:your|my|insert|enter|replace|put|paste|add)[-_\s].*   # your_api_key_here
       | .*[-_](?i:here|goes|placeholder|example|redacted|changeme)  # token_goes_here
       | (?i:example|sample|dummy|fake)[-_].*   # EXAMPLE-PASSWORD
-      | %[-+\s\#0]*\d*(?:\.\d+)?[sdrvqxifgeu]\W*   # printf formats: %s, %-8s, `%s.`
+      | (?:%[-+\s\#0]*\d*(?:\.\d+)?[sdrvqxifgeu]\W*)+   # printf formats: %s, %-8s, %s:%s
+      | [A-Z_]*(?:TOKEN|KEY|SECRET|PASSWORD|PASS)[A-Z0-9_]*  # MYTOKEN1, APIKEY
+      | [^A-Za-z0-9]+             # punctuation only: `:****`, `--`
       | [A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+   # an environment variable's name: MY_API_TOKEN
     )$""",
     re.VERBOSE | re.DOTALL,
@@ -74,6 +76,7 @@ _TEMPLATE_OR_REGEX = re.compile(
 )
 _CAMEL_TYPE = re.compile(r"^[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+)+[?!]?$")  # PasswordStr, SecretValue
 _CAMEL_NAME = re.compile(r"^[A-Za-z][a-z]+(?:[A-Z][a-z]+)+$|^(?:[A-Z][a-z]+)+$")
+_DASHED_UPPER = re.compile(r"^[A-Z][A-Z0-9]*(?:-[A-Z0-9]+)+$")
 _PURE_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z_]*$")
 _EMAIL = re.compile(r"^[\w.+-]+@[\w-]+(?:\.[\w-]+)+$")
 _PATH = re.compile(r"^(?:~|\.{1,2})?/[\w@.+~/-]*$|^[A-Za-z]:\\|^\.{1,2}/")
@@ -187,6 +190,8 @@ def looks_token_like(value: str, min_length: int = 8) -> bool:
         return False
     if is_uuid(value):
         return True
+    if _DASHED_UPPER.match(value):
+        return False  # a mechanism or algorithm name: CRAM-MD5, SCRAM-SHA-256, AES-256-GCM
     if value.isalpha():
         # A single word (`development`) or a camelCase name (`contentAssociationSummaries`);
         # long mixed-case runs without that word structure are keys.
