@@ -401,3 +401,51 @@ def _who(mode: int) -> str:
 
 def environment() -> Mapping[str, str]:
     return os.environ
+
+
+AUDIT_CACHE_NAME = "audit-cache.json"  # state/ file read by `scrub sessions` (secrets column)
+
+
+def update_audit_cache(home: Path, report: AuditReport) -> None:
+    """Remember each audited session's distinct secrets with its transcript's size and mtime, so
+    `scrub sessions` can show the count while the transcript is still that one. Best effort: a
+    cache that cannot be written is simply not updated."""
+    import json
+
+    from scrubber.transcript.jsonl import atomic_write
+
+    path = paths.state_dir(home) / AUDIT_CACHE_NAME
+    try:
+        data = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        data = {}
+    if (
+        not isinstance(data, dict)
+        or data.get("format") != 1
+        or not isinstance(data.get("sessions"), dict)
+    ):
+        data = {"format": 1, "sessions": {}}
+    distinct: dict[str, set[str]] = {}
+    transcripts: dict[str, Path] = {}
+    for audit_result in report.files:
+        sid = audit_result.target.session_id
+        if sid is None or audit_result.error:
+            continue
+        distinct.setdefault(sid, set()).update(f.fingerprint for f in audit_result.findings)
+        if audit_result.target.role == "transcript":
+            transcripts[sid] = audit_result.target.path
+    for sid, transcript in transcripts.items():
+        try:
+            st = transcript.stat()
+        except OSError:
+            continue
+        data["sessions"][sid] = {
+            "transcript_size": st.st_size,
+            "transcript_mtime_ns": st.st_mtime_ns,
+            "distinct": len(distinct.get(sid, ())),
+        }
+    try:
+        paths.ensure_private_dir(path.parent)
+        atomic_write(path, [json.dumps(data).encode()], mode=0o600)
+    except OSError:
+        return

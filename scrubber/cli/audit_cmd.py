@@ -23,6 +23,7 @@ from scrubber.pipeline import (
     build_scanner,
     targets_from_paths,
     targets_in_config,
+    update_audit_cache,
 )
 
 
@@ -160,7 +161,12 @@ def register(app: typer.Typer) -> None:
             cutoff = _parse_since(since)
             targets = [t for t in targets if _modified_since(t, cutoff)]
         _audit_and_print(
-            targets, build_scanner(loaded.policy, home), output_format, preview, verbose
+            targets,
+            build_scanner(loaded.policy, home),
+            output_format,
+            preview,
+            verbose,
+            cache_home=None if paths_ else home,
         )
 
 
@@ -170,6 +176,7 @@ def _audit_and_print(
     output_format: AuditFormat,
     preview: bool,
     verbose: bool,
+    cache_home: Path | None = None,
 ) -> None:
     total = 0
     for target in targets:
@@ -180,6 +187,8 @@ def _audit_and_print(
         report = audit(targets, scanner, progress=progress)  # type: ignore[arg-type]
     finally:
         progress.close()
+    if cache_home is not None:
+        update_audit_cache(cache_home, report)
     if output_format is AuditFormat.json:
         typer.echo(render_json(report, preview=preview))
     elif output_format is AuditFormat.sarif:
