@@ -124,15 +124,28 @@ class PatternRule:
     min_length: int = 1
     min_entropy: float = 0.0  # bits per character the secret must reach
     reject: Callable[[str], bool] | None = None  # True for values that are not secrets
-    compiled: re.Pattern[str] = field(init=False, repr=False, compare=False)
+    # Compiled on first use: a hundred patterns cost ~100 ms to compile, which every command
+    # and the status line would otherwise pay at import, whether or not it scans.
+    _compiled: re.Pattern[str] | None = field(default=None, init=False, repr=False, compare=False)
 
-    core: re.Pattern[str] = field(init=False, repr=False, compare=False)
+    _core: re.Pattern[str] | None = field(default=None, init=False, repr=False, compare=False)
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "compiled", re.compile(self.pattern, self.flags))
-        object.__setattr__(
-            self, "core", re.compile(strip_leading_lookbehinds(self.pattern), self.flags)
-        )
+    @property
+    def compiled(self) -> re.Pattern[str]:
+        compiled = self._compiled
+        if compiled is None:
+            compiled = re.compile(self.pattern, self.flags)
+            object.__setattr__(self, "_compiled", compiled)
+        return compiled
+
+    @property
+    def core(self) -> re.Pattern[str]:
+        core = self._core
+        if core is None:
+            stripped = strip_leading_lookbehinds(self.pattern)
+            core = self.compiled if stripped == self.pattern else re.compile(stripped, self.flags)
+            object.__setattr__(self, "_core", core)
+        return core
 
     def find(self, text: str, context: ScanContext) -> Iterator[Hit]:
         # A leading look-behind (a token boundary) stops `re` from jumping to the literal that
