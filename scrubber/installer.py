@@ -115,7 +115,7 @@ class Launchers:
             self.python,
             self.package_root,
             "status line",
-            "from scrubber.hooks import status_line\nraise SystemExit(status_line.main())\n",
+            "from scrubber.hooks import fastpath\nraise SystemExit(fastpath.main())\n",
         )
 
     def session_end_command(self) -> str:

@@ -15,6 +15,9 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from scrubber import paths
+from scrubber.hooks.fastpath import valid_session_id
+
+__all__ = ["append_log_line", "fsync_dir", "valid_session_id", "write_json_atomic"]
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -23,20 +26,6 @@ if TYPE_CHECKING:
 # Text logs are rotated once past this size, keeping one old file: a hook writes ~150 bytes per
 # session, so this is years of sessions, and the log never fills a disk.
 LOG_ROTATE_BYTES = 4 << 20
-_ID_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
-
-
-def valid_session_id(value: object) -> bool:
-    """Claude Code's session ids are uuids; a few more characters are allowed for future
-    shapes, but never a path separator, a leading dot or `..`: the id becomes a file name."""
-    return (
-        isinstance(value, str)
-        and 0 < len(value) <= 128
-        and value[0].isascii()
-        and value[0].isalnum()
-        and ".." not in value
-        and all(c in _ID_CHARS for c in value)
-    )
 
 
 def fsync_dir(folder: Path) -> None:

@@ -2,12 +2,21 @@
 transcript, nothing when it is clean.
 
 Claude Code runs the status-line command after every assistant message and cancels a run that
-is still going when the next starts (reference note, "Status line"), so each call does a bounded
-amount of work: it scans only what was appended since the last call, for about `budget`
-seconds, and keeps where it stopped in a small per-session state file under
-`$SCRUB_HOME/state/status-line/`. A long transcript (a resumed session) is caught up over a
-few calls, and the segment says so meanwhile. A call that finds nothing new reads the state file
-and prints, without importing the detectors at all.
+is still going when the next starts (reference note, "Status line"), so a call must be quick.
+Loading the detectors (importing and compiling a hundred rules) alone takes longer than a call
+may, so the work is split:
+
+- the call reads a small per-session state file under `$SCRUB_HOME/state/status-line/` and
+  prints from it; when the transcript grew (or was rewritten) it starts the detached scan,
+  unless one is running, and prints what is known. It never loads the detectors.
+- the detached scan (`--scan`, one per transcript, under a lock) scans only what was appended
+  since the state's offset, in steps of about `BACKGROUND_STEP` seconds, saving the state after
+  each (a long transcript, a resumed session, is caught up over a few calls, and the segment
+  says "catching up" meanwhile); then it lingers, watching the file, so later appends are
+  absorbed within a fraction of a second by detectors already loaded.
+- `--inline` instead scans in the call itself for about `--budget-ms` (30 ms by default, after
+  the detectors are loaded), resuming where the last call stopped: for those who prefer no
+  background process, at the price of the load time in every call that has something new.
 
 The state file holds the byte offset and line number reached, the file's identity (device,
 inode, size, mtime) and a keyed hash of the bytes just before the offset, so a truncated or
@@ -30,8 +39,16 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
 
-from scrubber import __version__, paths
-from scrubber.hooks.files import append_log_line, valid_session_id, write_json_atomic
+from scrubber import paths
+from scrubber.hooks import fastpath
+from scrubber.hooks.fastpath import (
+    ALLOWLIST_FILE,
+    MAX_INPUT_BYTES,
+    STATE_FOLDER,
+    STATE_FORMAT,
+    valid_session_id,
+)
+from scrubber.hooks.files import append_log_line, write_json_atomic
 
 # Imported only for type checking: `typing`, `dataclasses` (which pulls in `inspect`) and
 # `hashlib` cost a status-line call more than reading its state file does, so this module uses
@@ -43,26 +60,17 @@ if TYPE_CHECKING:
     from scrubber.detection.scan import FileScan, SecretScanner
     from scrubber.policy.model import Policy
 
-STATE_FORMAT = 1
-ALLOWLIST_FILE = "allowlist.json"
-STATE_FOLDER = "status-line"
 DEFAULT_BUDGET = 0.030  # seconds of scanning per call (the Contracts: "about 30 ms")
-MAX_INPUT_BYTES = 1 << 20
 TAIL_BYTES = 64  # bytes before the offset whose keyed hash proves the file was not rewritten
 MAX_REMEMBERED_CALLS = 64  # sensitive tool calls whose results may arrive in a later call
 MAX_FINGERPRINTS = 4096
 FINGERPRINT_CHARS = 16
-SHOWN_KINDS = 3
 PREVIOUS_TIMEOUT = 10.0
-CATCH_UP_SHOWN = 1 << 20  # unscanned bytes above which the segment says "catching up"
 BACKGROUND_STEP = 0.25  # seconds of scanning between two saves of the state (progress)
 BACKGROUND_POLL = 0.1  # seconds between two looks at the transcript while lingering (a stat)
 BACKGROUND_LINGER = 300.0  # seconds the detached scan stays after the transcript went quiet
 BACKGROUND_MAX_SECONDS = 6 * 3600.0
 ENV_LINGER = "SCRUB_STATUS_LINE_LINGER"
-RED = "\x1b[31m"
-DIM = "\x1b[2m"
-RESET = "\x1b[0m"
 
 
 def states_dir(home: Path) -> Path:
@@ -204,7 +212,7 @@ class ScanState:
     @property
     def behind(self) -> bool:
         """More complete lines wait to be scanned."""
-        return self.offset < self.size and not self.partial
+        return fastpath.behind(self.offset, self.size, self.partial)
 
     def total(self) -> int:
         return len({f for fps in self.findings.values() for f in fps})
@@ -235,12 +243,7 @@ def save_state(path: Path, state: ScanState) -> None:
 
 
 def _stamp(home: Path) -> str:
-    try:
-        st = allowlist_state_file(home).stat()
-        allow = f"{st.st_size}:{st.st_mtime_ns}"
-    except OSError:
-        allow = "none"
-    return f"{__version__}/{allow}"
+    return fastpath.stamp(str(home))
 
 
 # -- scanning ---------------------------------------------------------------------------------
@@ -387,12 +390,7 @@ class IncrementalScan:
 
 def _unchanged(state: ScanState, st: os.stat_result, stamp: str) -> bool:
     """Nothing to do: same file, same size and mtime, nothing left to scan."""
-    return (
-        state.stamp == stamp
-        and (state.dev, state.ino, state.size, state.mtime_ns)
-        == (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
-        and not state.behind
-    )
+    return fastpath.is_current(state.to_json(), st, stamp)
 
 
 def _can_resume(
@@ -413,30 +411,17 @@ def _can_resume(
 
 
 def render(state: ScanState | None, *, size: int | None = None, color: bool = True) -> str:
-    """The segment: empty when clean (as far as scanned) and not far behind.
-
-    `size` is the transcript's current size, when the caller knows more was appended than
-    `state` has seen; "catching up" shows only when that backlog is large (a resumed long
-    session), not for the few kilobytes every turn adds.
-    """
-    red, dim, reset = (RED, DIM, RESET) if color else ("", "", "")
-    offset = state.offset if state is not None else 0
-    current = max(size or 0, state.size if state is not None else 0)
-    catching_up = ""
-    if current - offset > CATCH_UP_SHOWN and not (
-        state is not None and state.partial and current == state.size
-    ):
-        catching_up = f"catching up {min(99, offset * 100 // current)}%"
-    total = state.total() if state is not None else 0
-    if state is None or not total:
-        return f"{dim}scrub: {catching_up}{reset}" if catching_up else ""
-    ranked = sorted(state.findings.items(), key=lambda kv: (-len(kv[1]), kv[0]))
-    kinds = [kind for kind, fps in ranked if fps]
-    shown = ", ".join(kinds[:SHOWN_KINDS])
-    if len(kinds) > SHOWN_KINDS:
-        shown += f", +{len(kinds) - SHOWN_KINDS}"
-    segment = f"{red}secrets: {total} ({shown}){reset}"
-    return f"{segment} {dim}{catching_up}{reset}" if catching_up else segment
+    """The segment for a state (see fastpath.render); "" when nothing is known yet."""
+    if state is None:
+        return fastpath.render({}, offset=0, size=0, current_size=size, color=color)
+    return fastpath.render(
+        state.findings,
+        offset=state.offset,
+        size=state.size,
+        partial=state.partial,
+        current_size=size,
+        color=color,
+    )
 
 
 # -- the background scan ----------------------------------------------------------------------
@@ -538,16 +523,8 @@ def start_background_scan(transcript: Path, session_id: str, env: Mapping[str, s
 
 
 def _transcript_of(payload: Mapping[str, Any], config: Path) -> Path | None:
-    value = payload.get("transcript_path")
-    if not isinstance(value, str) or not value.endswith(".jsonl"):
-        return None
-    if not Path(value).is_absolute():
-        return None
-    root = os.path.realpath(paths.projects_dir(config))
-    real = os.path.realpath(value)
-    if os.path.commonpath([root, real]) != root or real == root:
-        return None
-    return Path(value)
+    found = fastpath.transcript_in_projects(payload.get("transcript_path"), str(config))
+    return None if found is None else Path(found)
 
 
 def _load_for(where: Path, transcript: Path) -> ScanState | None:

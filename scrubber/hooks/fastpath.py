@@ -1,0 +1,255 @@
+"""The status line's fast path: a call that finds nothing new, in a few milliseconds.
+
+Most status-line calls come when the transcript has not changed since the last scan (or the
+lingering detached scan has already absorbed what was appended). Such a call only has to read
+its JSON input and a small state file, compare the transcript's identity, and print. Start-up is
+then most of its time, so this module imports nothing but `os` and `sys`: not `json` (which pulls
+in `re`), not `pathlib` (`re`, `urllib.parse`, `fnmatch`), not `dataclasses` (`inspect`). JSON is
+read with CPython's C scanner (`_json`), the one `json` itself uses. Anything else (no state yet,
+a transcript that grew or was rewritten, `--wrap`, `--inline`) goes to `status_line`.
+
+The rules for where files are (`CLAUDE_CONFIG_DIR`, `SCRUB_HOME`) mirror `scrubber.paths` in
+plain strings; a test keeps the two in step.
+"""
+
+from __future__ import annotations
+
+# os.path, not pathlib, throughout: importing pathlib costs this module more than its work.
+# ruff: noqa: PTH111, PTH116, PTH117, PTH118, PTH123
+import os
+import sys
+
+from scrubber import __version__
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping, Sequence
+    from typing import Any
+
+STATE_FORMAT = 1
+RED = "\x1b[31m"
+DIM = "\x1b[2m"
+RESET = "\x1b[0m"
+SHOWN_KINDS = 3
+CATCH_UP_SHOWN = 1 << 20  # unscanned bytes above which the segment says "catching up"
+ALLOWLIST_FILE = "allowlist.json"
+STATE_FOLDER = "status-line"
+MAX_INPUT_BYTES = 1 << 20
+_ID_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
+
+
+def valid_session_id(value: object) -> bool:
+    """Claude Code's session ids are uuids; a few more characters are allowed for future
+    shapes, but never a path separator, a leading dot or `..`: the id becomes a file name."""
+    return (
+        isinstance(value, str)
+        and 0 < len(value) <= 128
+        and value[0].isascii()
+        and value[0].isalnum()
+        and ".." not in value
+        and all(c in _ID_CHARS for c in value)
+    )
+
+
+# -- where files are (scrubber.paths, as strings) ------------------------------------------
+
+
+def config_dir(env: Mapping[str, str]) -> str:
+    configured = env.get("CLAUDE_CONFIG_DIR", "")
+    if configured:
+        return os.path.expanduser(configured)
+    return os.path.join(env.get("HOME") or os.path.expanduser("~"), ".claude")
+
+
+def scrub_home(env: Mapping[str, str]) -> str:
+    configured = env.get("SCRUB_HOME", "")
+    if configured:
+        return os.path.expanduser(configured)
+    return os.path.join(config_dir(env), "scrubber")
+
+
+def transcript_in_projects(value: object, config: str) -> str | None:
+    """`value` when it is a `.jsonl` path under the config dir's `projects/`, else None."""
+    if not isinstance(value, str) or not value.endswith(".jsonl") or not os.path.isabs(value):
+        return None
+    root = os.path.realpath(os.path.join(config, "projects"))
+    real = os.path.realpath(value)
+    if os.path.commonpath([root, real]) != root or real == root:
+        return None
+    return value
+
+
+# -- JSON without `json` --------------------------------------------------------------------
+
+
+class _DecoderSettings:
+    """The attributes `_json.make_scanner` reads from a `json.JSONDecoder`."""
+
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
+    parse_float = float
+    parse_int = int
+    parse_constant = float  # NaN, Infinity, -Infinity, as json.loads reads them
+
+
+_scan: Callable[[str, int], tuple[Any, int]] | None
+try:
+    from _json import make_scanner as _make_scanner
+
+    # typeshed types the argument as the scanner class; any object with these attributes works.
+    _scan = _make_scanner(_DecoderSettings())  # type: ignore[arg-type]
+except ImportError:  # pragma: no cover - not CPython: fall back to json
+    _scan = None
+
+
+def loads(data: bytes) -> Any:
+    """Like `json.loads` for one UTF-8 document; raises ValueError."""
+    text = data.decode("utf-8")
+    if _scan is None:  # pragma: no cover
+        import json
+
+        return json.loads(text)
+    start = len(text) - len(text.lstrip())
+    try:
+        value, end = _scan(text, start)
+    except StopIteration:
+        raise ValueError("not JSON") from None
+    if text[end:].strip():
+        raise ValueError("extra data after the JSON value")
+    return value
+
+
+def read_json(path: str) -> Any:
+    """A JSON file's value, or None when it is missing or unreadable."""
+    try:
+        with open(path, "rb") as handle:
+            return loads(handle.read())
+    except (OSError, ValueError):
+        return None
+
+
+# -- the state and its rendering ------------------------------------------------------------
+
+
+def state_path(home: str, session_id: str) -> str:
+    return os.path.join(home, "state", STATE_FOLDER, f"{session_id}.json")
+
+
+def stamp(home: str) -> str:
+    """What the findings were computed with: this version and the compiled allowlist's identity
+    (a change of either makes the detached scan start over)."""
+    try:
+        st = os.stat(os.path.join(home, "state", ALLOWLIST_FILE))
+        allow = f"{st.st_size}:{st.st_mtime_ns}"
+    except OSError:
+        allow = "none"
+    return f"{__version__}/{allow}"
+
+
+def is_current(state: Mapping[str, Any], st: os.stat_result, current_stamp: str) -> bool:
+    """The state (its JSON form) describes the transcript as it is now, nothing left to scan."""
+    return (
+        state.get("stamp") == current_stamp
+        and (state.get("dev"), state.get("ino"), state.get("size"), state.get("mtime_ns"))
+        == (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+        and not behind(state.get("offset", 0), state.get("size", 0), bool(state.get("partial")))
+    )
+
+
+def behind(offset: int, size: int, partial: bool) -> bool:
+    """More complete lines wait to be scanned (an unterminated last line is not one)."""
+    return offset < size and not partial
+
+
+def render(
+    findings: Mapping[str, Sequence[str]],
+    *,
+    offset: int,
+    size: int,
+    partial: bool = False,
+    current_size: int | None = None,
+    color: bool = True,
+) -> str:
+    """The segment: empty when clean (as far as scanned) and not far behind.
+
+    `current_size` is the transcript's size when the caller knows more was appended than the
+    state has seen; "catching up" shows only when that backlog is large (a resumed long
+    session), not for the few kilobytes every turn adds.
+    """
+    red, dim, reset = (RED, DIM, RESET) if color else ("", "", "")
+    current = max(current_size or 0, size)
+    catching_up = ""
+    if current - offset > CATCH_UP_SHOWN and not (partial and current == size):
+        catching_up = f"catching up {min(99, offset * 100 // current)}%"
+    total = len({f for fps in findings.values() for f in fps})
+    if not total:
+        return f"{dim}scrub: {catching_up}{reset}" if catching_up else ""
+    ranked = sorted(findings.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+    kinds = [kind for kind, fps in ranked if fps]
+    shown = ", ".join(kinds[:SHOWN_KINDS])
+    if len(kinds) > SHOWN_KINDS:
+        shown += f", +{len(kinds) - SHOWN_KINDS}"
+    segment = f"{red}secrets: {total} ({shown}){reset}"
+    return f"{segment} {dim}{catching_up}{reset}" if catching_up else segment
+
+
+def fast_segment(data: bytes, env: Mapping[str, str]) -> str | None:
+    """The segment when it can be told from the state file alone, else None."""
+    try:
+        payload = loads(data) if data.strip() else None
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return ""  # not our input: print nothing (as status_line does)
+    if not isinstance(payload, dict):
+        return ""
+    transcript = transcript_in_projects(payload.get("transcript_path"), config_dir(env))
+    if transcript is None:
+        return ""
+    session_id = payload.get("session_id")
+    if not valid_session_id(session_id):
+        return None
+    home = scrub_home(env)
+    state = read_json(state_path(home, str(session_id)))
+    if not isinstance(state, dict) or state.get("format") != STATE_FORMAT:
+        return None
+    if state.get("path") != transcript:
+        return None
+    try:
+        st = os.stat(transcript)
+    except OSError:
+        return ""  # no transcript yet: early in a session
+    if not is_current(state, st, stamp(home)):
+        return None
+    findings = state.get("findings")
+    if not isinstance(findings, dict):
+        return None
+    return render(findings, offset=state["offset"], size=state["size"])
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The launchers' and the plugin shim's entry point; always exits 0."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    data = b""
+    try:
+        stream = sys.stdin.buffer
+        data = b"" if stream.isatty() else stream.read(MAX_INPUT_BYTES)
+    except (OSError, AttributeError, ValueError):
+        pass
+    if not args:  # --wrap, --inline and --scan are status_line's business
+        try:
+            segment = fast_segment(data, os.environ)
+        except Exception:  # the full path decides, and logs
+            segment = None
+        if segment is not None:
+            if segment:
+                sys.stdout.write(segment + "\n")
+            return 0
+    import io
+
+    from scrubber.hooks import status_line
+
+    return status_line.main(args, stdin=io.BytesIO(data))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
