@@ -267,11 +267,9 @@ class Worker:
                 wait = self._drain(report)
             # The lock is released before deciding to stop: a hook that queued a job while we
             # held it saw its own worker fail to take the lock, so we look once more.
-            if wait is None:
-                if self._ready_jobs():
-                    continue
-                break
-            if once or self.clock.monotonic() + wait > deadline:
+            if self._ready_jobs():
+                continue
+            if wait is None or once or self.clock.monotonic() + wait > deadline:
                 break
             self.clock.sleep(wait)
         report.left = len(self.spool.jobs())

@@ -291,10 +291,18 @@ def test_a_busy_lock_makes_the_second_worker_leave(world: World) -> None:
     assert len(Spool(world.home).jobs()) == 1
 
 
-def test_jobs_queued_while_the_lock_was_held_are_picked_up(world: World) -> None:
+@pytest.mark.parametrize("deferred_too", [False, True])
+def test_jobs_queued_while_the_lock_was_held_are_picked_up(
+    world: World, deferred_too: bool
+) -> None:
     """A hook that queues a job while the worker finishes sees its own worker fail to get the
-    lock: the running worker must look at the queue once more after releasing it."""
+    lock: the running worker must look at the queue once more after releasing it (also when
+    a job deferred for long would otherwise make it leave)."""
     world.enqueue()
+    if deferred_too:
+        Spool(world.home).enqueue(
+            Job("later-session", str(world.transcript), ended_at=START, not_before=START + 9999)
+        )
     worker = world.worker()
     original = worker._drain
     queued = []
@@ -309,7 +317,9 @@ def test_jobs_queued_while_the_lock_was_held_are_picked_up(world: World) -> None
     worker._drain = drain_then_queue  # type: ignore[method-assign]
     report = worker.run()
     assert [s for s, _ in report.outcomes] == [SID, "other-session"]
-    assert Spool(world.home).jobs() == []
+    assert [s.job.session_id for s in Spool(world.home).jobs()] == (
+        ["later-session"] if deferred_too else []
+    )
 
 
 def test_the_run_refreshes_the_status_line_allowlist(world: World) -> None:
