@@ -603,7 +603,8 @@ def install(
         was_ours = isinstance(existing, dict) and is_ours(existing.get("command"))
         new, previous = install_status_line(new, launchers.status_line_command)
         if status_record is None and not was_ours:
-            # Without a record (lost), uninstall reads the wrapped command back from ours.
+            # The first time: remember what ours replaced. (Ours there but no record, say after
+            # the record was lost: uninstall reads the wrapped command back from ours.)
             status_record = {"previous": previous}
     new_text = render_settings(new) if new != current.data else current.text
     report.diff = settings_diff(settings_path, current.text, new_text)
