@@ -136,6 +136,28 @@ def state_path(home: str, session_id: str) -> str:
     return os.path.join(home, "state", STATE_FOLDER, f"{session_id}.json")
 
 
+def lock_path(state: str) -> str:
+    """The lock the detached scan of this state's transcript holds while it runs."""
+    return state[: -len(".json")] + ".lock" if state.endswith(".json") else state + ".lock"
+
+
+def scan_running(state: str) -> bool:
+    """A detached scan holds this state's lock (it will absorb whatever was appended)."""
+    import fcntl
+
+    try:
+        fd = os.open(lock_path(state), os.O_RDWR)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)  # also drops the lock if we took it
+    return False
+
+
 def stamp(home: str) -> str:
     """What the findings were computed with: this version and the compiled allowlist's identity
     (a change of either makes the detached scan start over)."""
@@ -209,7 +231,8 @@ def fast_segment(data: bytes, env: Mapping[str, str]) -> str | None:
     if not valid_session_id(session_id):
         return None
     home = scrub_home(env)
-    state = read_json(state_path(home, str(session_id)))
+    where = state_path(home, str(session_id))
+    state = read_json(where)
     if not isinstance(state, dict) or state.get("format") != STATE_FORMAT:
         return None
     if state.get("path") != transcript:
@@ -218,12 +241,22 @@ def fast_segment(data: bytes, env: Mapping[str, str]) -> str | None:
         st = os.stat(transcript)
     except OSError:
         return ""  # no transcript yet: early in a session
-    if not is_current(state, st, stamp(home)):
-        return None
     findings = state.get("findings")
     if not isinstance(findings, dict):
         return None
-    return render(findings, offset=state["offset"], size=state["size"])
+    if is_current(state, st, stamp(home)):
+        return render(findings, offset=state["offset"], size=state["size"])
+    if scan_running(where):
+        # The transcript grew (or was rewritten) and the lingering scan is at it already:
+        # show what is known; the next call shows what it found.
+        return render(
+            findings,
+            offset=state["offset"],
+            size=state["size"],
+            partial=bool(state.get("partial")),
+            current_size=st.st_size,
+        )
+    return None
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -428,7 +428,7 @@ def render(state: ScanState | None, *, size: int | None = None, color: bool = Tr
 
 
 def _lock_path(state_path: Path) -> Path:
-    return state_path.with_suffix(".lock")
+    return Path(fastpath.lock_path(str(state_path)))
 
 
 def _try_lock(path: Path) -> int | None:

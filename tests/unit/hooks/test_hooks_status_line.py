@@ -498,6 +498,15 @@ def test_fastpath_answers_only_when_the_state_is_current(env: dict[str, str], de
     with path.open("ab") as handle:
         handle.write(b'{"type":"user"}\n')
     assert fastpath.fast_segment(data, env) is None  # grew: the full path starts the scan
+    where = status_line.state_file(home(env), FULL, path)
+    fd = status_line._try_lock(status_line._lock_path(where))  # a lingering scan is at it
+    assert fd is not None
+    try:
+        assert fastpath.scan_running(str(where))
+        assert fastpath.fast_segment(data, env) == segment
+    finally:
+        os.close(fd)
+    assert not fastpath.scan_running(str(where))
     for bad in (b"", b"{", b"[]", b'{"transcript_path": "/etc/x.jsonl"}'):
         assert fastpath.fast_segment(bad, env) == ""
 
