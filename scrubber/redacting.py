@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import glob
 import hashlib
 import os
 import stat
@@ -42,6 +43,7 @@ from scrubber.transcript.jsonl import (
 
 _BINARY_SNIFF = 8192
 _TEXT_BLOCK = 1 << 20
+_TMP_SUFFIX = ".scrub-tmp"  # in-place temp files: `.<name>.<random>.scrub-tmp` beside the file
 
 
 class FileKind(StrEnum):
@@ -279,10 +281,27 @@ def redact_in_place(
         result.skipped = "binary file: cannot be redacted"
         return result
     with file_lock(lock_dir, path):
+        _remove_stale_temps(path)
         try:
             return _rewrite_locked(path, scanner, result)
         except FileNotFoundError:
             raise InputError(f"{path}: vanished during the rewrite; nothing changed") from None
+        except OSError as exc:
+            # A full disk or a folder we cannot write: the temp file is gone, the original
+            # untouched. Say so, as redact_copy does, rather than fail as an internal error.
+            raise ScrubberError(
+                f"cannot rewrite {path}: {exc.strerror or type(exc).__name__}; nothing changed",
+                "check free space and permissions of the transcript's folder",
+            ) from None
+
+
+def _remove_stale_temps(path: Path) -> None:
+    """Temp files of rewrites that died (kill -9, power loss): hidden copies of the transcript,
+    thinking included, that nothing else would ever delete. Called under the file's lock, so
+    no live run owns them."""
+    for stale in path.parent.glob(f".{glob.escape(path.name)}.*{_TMP_SUFFIX}"):
+        with contextlib.suppress(FileNotFoundError):
+            stale.unlink()
 
 
 def _rewrite_locked(path: Path, scanner: SecretScanner, result: FileRedaction) -> FileRedaction:
@@ -291,14 +310,19 @@ def _rewrite_locked(path: Path, scanner: SecretScanner, result: FileRedaction) -
     folder = path.parent
     with path.open("rb") as original:
         st = os.fstat(original.fileno())
-        fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".scrub-tmp", dir=folder)
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=_TMP_SUFFIX, dir=folder)
         tmp = Path(tmp_name)
         try:
             with os.fdopen(fd, "wb") as out:
                 file_scan = scanner.new_file_scan()
                 done = _copy_redacted(original, out, 0, 1, scanner, result, file_scan, result.kind)
                 main_pass_end = done
-                # Fold in what was appended meanwhile, until the size holds still.
+                # Fold in what was appended meanwhile, until the size holds still. The fsync
+                # comes before the last look (it can take long enough for more lines to
+                # arrive), so that only a moment separates the last look from the rename:
+                # lines that reach the old file after it are copied late, behind any line
+                # already written to the new one.
+                synced = False
                 for round_ in range(100):
                     size = os.fstat(original.fileno()).st_size
                     if size < done:
@@ -307,7 +331,13 @@ def _rewrite_locked(path: Path, scanner: SecretScanner, result: FileRedaction) -
                             "nothing changed"
                         )
                     if size == done:
-                        break
+                        if synced:
+                            break
+                        out.flush()
+                        os.fsync(out.fileno())
+                        synced = True
+                        continue
+                    synced = False
                     done = _copy_redacted(
                         original, out, done, result.lines + 1, scanner, result, file_scan,
                         result.kind, final=round_ >= 3,
@@ -333,8 +363,8 @@ def _rewrite_locked(path: Path, scanner: SecretScanner, result: FileRedaction) -
             with contextlib.suppress(FileNotFoundError):
                 tmp.unlink()
             raise
-        fsync_dir(folder)
-        # Anything that reached the old inode between our last check and the rename.
+        # Anything that reached the old inode between our last check and the rename (looked
+        # for before the directory fsync, which may take a while).
         late_size = os.fstat(original.fileno()).st_size
         if late_size > done:
             with path.open("ab") as out:
@@ -346,6 +376,7 @@ def _rewrite_locked(path: Path, scanner: SecretScanner, result: FileRedaction) -
                 result.folded_tail_bytes += done - late_start
                 out.flush()
                 os.fsync(out.fileno())
+        fsync_dir(folder)
     return result
 
 

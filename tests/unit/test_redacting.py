@@ -315,6 +315,17 @@ def test_in_place_without_findings_leaves_the_file_alone(tmp_path: Path) -> None
     assert sorted(p.name for p in tmp_path.iterdir()) == ["clean.jsonl", "locks"]
 
 
+def test_in_place_clears_temp_files_of_killed_runs(config_copy: Path, tmp_path: Path) -> None:
+    path = config_copy / SHOP_FILE
+    stale = path.parent / f".{path.name}.k1ll3d00.scrub-tmp"
+    stale.write_bytes(path.read_bytes()[:1000])  # what a kill -9 mid-rewrite leaves
+    other = path.parent / ".another.jsonl.k1ll3d00.scrub-tmp"
+    other.write_bytes(b"")
+    redact_in_place(path, SCANNER, tmp_path / "locks")
+    assert not stale.exists()
+    assert other.exists()  # another file's: its own next run clears it
+
+
 def test_in_place_refuses_symlinks(config_copy: Path, tmp_path: Path) -> None:
     link = tmp_path / "link.jsonl"
     link.symlink_to(config_copy / SHOP_FILE)
