@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from scrubber.detection.detector import ScanContext
+from scrubber.detection.detector import ScanContext, SourceKind
 from scrubber.detection.finding import Hit
 from scrubber.detection.rules.base import PatternRule
 from scrubber.detection.rules.values import WORD_START
@@ -174,6 +174,44 @@ _HEADLESS_LINE = re.compile(
 PEM_PRIVATE_KEY = PemPrivateKeyRule()
 
 
+# Any armour line: which block a run of base64 lines belongs to.
+_ANY_BEGIN = re.compile(r"-{4,5} ?BEGIN ([A-Z0-9 ]{1,40}?) ?-{4,5}")
+_BODY_RUN = re.compile(
+    r"(?:(?:^|(?<=\n)|(?<=\\n))(?:[ \t]*\d{1,7}(?:→|\t))?[ \t]*[A-Za-z0-9+/]{40,200}={0,2}[ \t]*"
+    r"(?:\r?\n|(?:\\r)?\\n|$)){2,}"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class KeyFileBodyRule:
+    """In text known to come from a private key file, base64 body lines without their armour:
+    a progress update shows only a few lines of `cat id_rsa` output, with neither BEGIN nor END.
+    A run inside a certificate or public key block is left alone."""
+
+    name: str = "private-key-file-body"
+    kind: str = KIND
+    anchors: tuple[str, ...] = ()
+    context_only: bool = True
+    reference: str = _REFERENCE
+
+    def find(self, text: str, context: ScanContext) -> Iterator[Hit]:
+        if context.source is not SourceKind.PRIVATE_KEY_FILE:
+            return
+        for run in _BODY_RUN.finditer(text):
+            armours = _ANY_BEGIN.findall(text, 0, run.start())
+            if armours and "PRIVATE" not in armours[-1]:
+                continue  # the body of a certificate or a public key
+            lead = _LEADING_NOISE.match(text, run.start(), run.end())
+            start = lead.end() if lead else run.start()
+            trail = _TRAILING_NOISE.search(text, start, run.end())
+            end = trail.start() if trail else run.end()
+            if end > start:
+                yield Hit(start, end, self.kind, self.name)
+
+
+KEY_FILE_BODY = KeyFileBodyRule()
+
+
 def _not_an_encoded_private_key(value: str) -> bool:
     head = value[:120]
     head = head[: len(head) - len(head) % 4]
@@ -209,4 +247,4 @@ PUTTY_PRIVATE_KEY = PatternRule(
     reference="PuTTY manual, appendix C (PPK file format)",
 )
 
-RULES = (PEM_PRIVATE_KEY, ENCODED_PRIVATE_KEY, PUTTY_PRIVATE_KEY)
+RULES = (PEM_PRIVATE_KEY, ENCODED_PRIVATE_KEY, PUTTY_PRIVATE_KEY, KEY_FILE_BODY)

@@ -7,9 +7,10 @@ import base64
 import pytest
 from rule_cases import B64, Case, check, fake, ids, join, neg, pos
 
-from scrubber.detection.detector import PLAIN
+from scrubber.detection.detector import PLAIN, ScanContext, SourceKind
 from scrubber.detection.rules.private_key import (
     ENCODED_PRIVATE_KEY,
+    KEY_FILE_BODY,
     PEM_PRIVATE_KEY,
     PUTTY_PRIVATE_KEY,
 )
@@ -70,6 +71,19 @@ CASES: list[Case] = [
         note="code that names the armour"),
     neg(PEM_PRIVATE_KEY, f"{armour(RSA)}\n<your key here>\n{armour(RSA, 'END')}", note="placeholder"),
     neg(PEM_PRIVATE_KEY, f"{armour(PKCS8)}\n" + " " * 40 + f"\n{armour(PKCS8, 'END')}", note="masked"),
+]  # fmt: skip
+
+KEY_FILE = ScanContext(None, SourceKind.PRIVATE_KEY_FILE, "cat deploy/id_rsa")
+HEADLESS = body("tail", 3)
+
+CASES += [
+    pos(PEM_PRIVATE_KEY, f"{HEADLESS}\n{armour(RSA, 'END')}\n", HEADLESS, note="END without BEGIN"),
+    pos(PEM_PRIVATE_KEY, "$ cat k\n" + HEADLESS.replace("\n", "\\n") + "\\n" + armour(RSA, "END"),
+        HEADLESS.replace("\n", "\\n"), note="escaped END without BEGIN"),
+    neg(PEM_PRIVATE_KEY, f"see below\n{armour(RSA, 'END')}", note="END alone"),
+    pos(KEY_FILE_BODY, HEADLESS, HEADLESS, context=KEY_FILE, note="progress chunk of cat id_rsa"),
+    neg(KEY_FILE_BODY, HEADLESS, note="plain context"),
+    neg(KEY_FILE_BODY, f"{armour(CERT)}\n{HEADLESS}\n", context=KEY_FILE, note="a certificate in a .pem"),
 ]  # fmt: skip
 
 KEY_B64 = base64.b64encode(PEM.encode()).decode()
