@@ -221,7 +221,8 @@ class SecretScanner:
         if len(text) < _MIN_SECRET_LEN:
             return ()
         lowered = text.lower()
-        if "[redacted:" in lowered:
+        redacted_before = "[redacted:" in lowered
+        if redacted_before:
             text = mask_placeholders(text)
             lowered = text.lower()
         if line_anchors is None:
@@ -245,7 +246,10 @@ class SecretScanner:
             if context.sensitive:
                 for i in self._index.unanchored:
                     hits.extend(detectors[i].find(text, context))
-        if context.key and _SENSITIVE_KEY.search(context.key):
+        # A value that already holds a placeholder was redacted: what is left of it (say
+        # `SECRET=` before a placeholder) is not the whole value, and flagging it would make a
+        # second redaction change the file.
+        if context.key and not redacted_before and _SENSITIVE_KEY.search(context.key):
             whole = _whole_value_hit(text, context.key)
             if whole is not None:
                 hits.append(whole)

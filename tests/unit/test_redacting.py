@@ -229,6 +229,21 @@ def test_a_torn_last_line_is_kept_and_redacted_as_text(tmp_path: Path) -> None:
     assert result.replaced == 1
 
 
+@pytest.mark.parametrize("filler", [4000, 4080, 4100])
+def test_a_long_value_under_a_sensitive_key_is_redacted_once(tmp_path: Path, filler: int) -> None:
+    # Too long for the whole-value rule, so only the token is replaced at first; what is left
+    # beside the placeholder must not then be taken for the whole value by a second run.
+    token = fake_github_token(random.Random(6))
+    record = {"type": "user", "toolUseResult": {"password": "x" * filler + "/" + token}}
+    source = tmp_path / "in.jsonl"
+    source.write_bytes(json.dumps(record).encode() + b"\n")
+    redact_copy(source, tmp_path / "once.jsonl", SCANNER)
+    again = redact_copy(tmp_path / "once.jsonl", tmp_path / "twice.jsonl", SCANNER)
+    assert again.replaced == 0
+    assert (tmp_path / "twice.jsonl").read_bytes() == (tmp_path / "once.jsonl").read_bytes()
+    assert token.encode() not in (tmp_path / "once.jsonl").read_bytes()
+
+
 def test_binary_symlinked_and_self_targets(demo: tuple[Path, DemoManifest], tmp_path: Path) -> None:
     binary = tmp_path / "cache.bin"
     binary.write_bytes(b"\0\1\2" * 100)
