@@ -50,9 +50,12 @@ _SENSITIVE_JSON_KEY_RAW = re.compile(
     rb'[a-z0-9_\-.]{0,40}"\s*:\s*"',
     re.IGNORECASE,
 )
-_TOOL_USE_ID = re.compile(rb'"tool_use_id"\s*:\s*"([^"\\]{1,200})"')
+# The id of the tool call a record answers: `tool_use_id` in a tool_result block, or
+# `parentToolUseID` on the `progress` records a running Bash command streams.
+_TOOL_USE_ID = re.compile(rb'"(?:tool_use_id|parentToolUseID)"\s*:\s*"([^"\\]{1,200})"')
 _TOOL_USE_MARK = b'"tool_use"'
 _TOOL_USE_ID_MARK = b'"tool_use_id"'
+_PARENT_TOOL_MARK = b'"parentToolUseID"'
 _MIN_SECRET_LEN = 6
 # Strings longer than this are scanned in windows around anchor occurrences. A detector can say
 # how far its matches reach from an anchor (`reach_before`, `reach_after`); PEM blocks reach far.
@@ -132,6 +135,8 @@ class _AnchorIndex:
             for anchor in det.anchors:
                 by_anchor.setdefault(anchor.lower(), set()).add(i)
         self.context_only = tuple(context_only)
+        # Context-only detectors, anchored or not: never run on text of unknown origin.
+        self.needs_context = frozenset(i for i, det in enumerate(detectors) if det.context_only)
         self.unanchored = tuple(i for i, d in enumerate(detectors) if not d.anchors)
         prefixes = {full: _ascii_prefix(full) for full in by_anchor}
         self.raw_literals = sorted({p for p in prefixes.values() if p})
@@ -233,6 +238,8 @@ class SecretScanner:
             chosen = self._index.candidates(lowered, line_anchors)
             if context.sensitive:
                 chosen.update(self._index.unanchored)
+            else:
+                chosen -= self._index.needs_context
             for i in sorted(chosen):
                 hits.extend(detectors[i].find(text, context))
         else:
@@ -240,7 +247,8 @@ class SecretScanner:
             for region_start, region_end, dets in self._index.windows(lowered, line_anchors):
                 start, end = _widen_to_lines(text, region_start, region_end)
                 piece = text[start:end]
-                for i in sorted(dets):
+                runnable = dets if context.sensitive else dets - self._index.needs_context
+                for i in sorted(runnable):
                     for hit in detectors[i].find(piece, context):
                         hits.append(Hit(hit.start + start, hit.end + start, hit.kind, hit.detector))
             if context.sensitive:
@@ -348,7 +356,7 @@ class FileScan:
         anchors = self._scanner._index.raw_anchors(data)
         is_call = _TOOL_USE_MARK in data
         sensitive = False
-        if self._sensitive_calls and _TOOL_USE_ID_MARK in data:
+        if self._sensitive_calls and (_TOOL_USE_ID_MARK in data or _PARENT_TOOL_MARK in data):
             sensitive = any(
                 m.group(1).decode("utf-8", "replace") in self._sensitive_calls
                 for m in _TOOL_USE_ID.finditer(data)
@@ -425,13 +433,16 @@ class FileScan:
             ),
             None,
         )
+        if result_id is None and record.get("type") == "progress":
+            # A running command's streamed output belongs to the call that started it.
+            result_id = record.get("parentToolUseID")
         if isinstance(result_id, str):
             call = self._calls.get(result_id)
             if call is not None:
                 walk.result_context = ScanContext(None, call.source, call.target or None)
             walk.result_source = self._label(result_id)
         for key, value in record.items():
-            if key == "toolUseResult":
+            if key == "toolUseResult" or (key == "data" and record.get("type") == "progress"):
                 self._walk(value, [key], walk, walk.result_context, walk.result_source, False)
             elif key == "message" and isinstance(value, Mapping):
                 self._walk_message(value, walk)
