@@ -14,7 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from scrubber import paths
-from scrubber.detection.detect_secrets_adapter import DetectSecretsDetector
+from scrubber.detection.detect_secrets_adapter import (
+    DetectSecretsDetector,
+    DetectSecretsShapeDetector,
+)
 from scrubber.detection.detector import PLAIN, Detector
 from scrubber.detection.finding import Finding
 from scrubber.detection.fingerprint import Fingerprinter, read_or_create_key
@@ -96,7 +99,7 @@ class AuditReport:
 
 def build_detectors(policy: Policy) -> tuple[Detector, ...]:
     """Our rules plus detect-secrets' plugins, minus what the policy disables."""
-    detectors: list[Detector] = [*ALL_RULES, DetectSecretsDetector()]
+    detectors: list[Detector] = [*ALL_RULES, DetectSecretsDetector(), DetectSecretsShapeDetector()]
     disabled = set(policy.detection.disabled_detectors)
     return tuple(d for d in detectors if d.name not in disabled)
 

@@ -104,7 +104,6 @@ _PLUGIN_KINDS: dict[str, str] = {
 # which are not credentials.
 _EXCLUDED_PLUGINS = frozenset({"PrivateKeyDetector", "IPPublicDetector"})
 
-_SHAPELESS_MAX = 4096
 _TOKEN_BODY = re.compile(r"[A-Za-z0-9_\-+/.~]*")
 _TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-+/.~")
 _MAX_WIDEN = 1024
@@ -208,6 +207,53 @@ def _line_around(text: str, start: int, end: int) -> str:
     return text[line_start : len(text) if line_end < 0 else line_end]
 
 
+def _plugin_hits(plugin: _Plugin, text: str) -> Iterator[Hit]:
+    for pattern in plugin.patterns:
+        for match in pattern.finditer(text):
+            span = next(
+                (match.span(i) for i in range(1, (match.lastindex or 0) + 1) if match.group(i)),
+                match.span(),
+            )
+            start, end = _widen(text, *span) if plugin.class_name != "BasicAuthDetector" else span
+            if end > start:
+                yield Hit(start, end, plugin.kind, f"{DETECTOR_NAME}:{plugin.class_name}")
+
+
+_LOADED: _Loaded | None = None
+
+
+def _shared_plugins() -> _Loaded:
+    global _LOADED  # noqa: PLW0603 - one import of detect-secrets per process, shared by both detectors
+    if _LOADED is None:
+        _LOADED = _load()
+    return _LOADED
+
+
+# A cheap shape that any match of a literal-less plugin must contain, so that its regexes run
+# only where that shape occurs (each starts with a literal or a short class `re` can jump to).
+_SHAPE_PRECHECKS: dict[str, re.Pattern[str]] = {
+    "DiscordBotTokenDetector": re.compile(r"\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27}"),
+    "TelegramBotTokenDetector": re.compile(r"[0-9]:[0-9A-Za-z_-]{35}"),
+    "TwilioKeyDetector": re.compile(r"(?:AC|SK)[a-z0-9]{32}"),
+}
+
+
+class DetectSecretsShapeDetector:
+    """detect-secrets' plugins whose formats have no literal to anchor on (Discord, Telegram,
+    Twilio): their regexes run wherever a cheap check of the token's shape says they could."""
+
+    name = DETECTOR_NAME + "-shapes"
+    context_only = False
+    anchors: tuple[str, ...] = (".", ":", "ac", "sk")
+
+    def find(self, text: str, context: ScanContext) -> Iterator[Hit]:
+        for plugin in _shared_plugins().regex_plugins:
+            precheck = _SHAPE_PRECHECKS.get(plugin.class_name)
+            if plugin.anchors or precheck is None or precheck.search(text) is None:
+                continue
+            yield from _plugin_hits(plugin, text)
+
+
 class DetectSecretsDetector:
     """All of detect-secrets' relevant plugins as one detector with exact spans."""
 
@@ -215,7 +261,6 @@ class DetectSecretsDetector:
     context_only = False
 
     def __init__(self) -> None:
-        self._loaded: _Loaded | None = None
         anchors: set[str] = set(_KEYWORD_ANCHORS)
         for plugin_anchors in _PLUGIN_ANCHORS.values():
             anchors.update(plugin_anchors)
@@ -223,38 +268,16 @@ class DetectSecretsDetector:
         self._plugin_anchors = frozenset(a for group in _PLUGIN_ANCHORS.values() for a in group)
 
     def _plugins(self) -> _Loaded:
-        if self._loaded is None:
-            self._loaded = _load()
-        return self._loaded
+        return _shared_plugins()
 
     def find(self, text: str, context: ScanContext) -> Iterator[Hit]:
         loaded = self._plugins()
         lowered = text.lower()
         present = {a for a in self._plugin_anchors if a in lowered}
-        # Plugins with no literal to look for (Discord, Telegram, Twilio) scan whole strings:
-        # only short ones, or text known to come from a credential source.
-        shapeless_ok = len(text) <= _SHAPELESS_MAX or context.sensitive
         for plugin in loaded.regex_plugins:
-            if plugin.anchors:
-                if present.isdisjoint(plugin.anchors):
-                    continue
-            elif not shapeless_ok:
-                continue
-            for pattern in plugin.patterns:
-                for match in pattern.finditer(text):
-                    span = next(
-                        (
-                            match.span(i)
-                            for i in range(1, (match.lastindex or 0) + 1)
-                            if match.group(i)
-                        ),
-                        match.span(),
-                    )
-                    start, end = (
-                        _widen(text, *span) if plugin.class_name != "BasicAuthDetector" else span
-                    )
-                    if end > start:
-                        yield Hit(start, end, plugin.kind, f"{DETECTOR_NAME}:{plugin.class_name}")
+            # Plugins with no literal (Discord, Telegram, Twilio) are DetectSecretsShapes' job.
+            if plugin.anchors and not present.isdisjoint(plugin.anchors):
+                yield from _plugin_hits(plugin, text)
         yield from self._keyword_hits(loaded, text, context)
         if context.sensitive:
             yield from self._entropy_hits(loaded, text)
