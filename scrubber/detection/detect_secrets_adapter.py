@@ -147,7 +147,8 @@ def _load() -> _Loaded:
     from detect_secrets.util.filetype import determine_file_type
 
     regex_plugins = []
-    for cls in sorted(get_mapping_from_secret_type_to_class().values(), key=lambda c: c.__name__):
+    plugin_classes: list[Any] = list(get_mapping_from_secret_type_to_class().values())
+    for cls in sorted(plugin_classes, key=lambda c: str(c.__name__)):
         name = cls.__name__
         if name in _EXCLUDED_PLUGINS or not issubclass(cls, RegexBasedDetector):
             continue
