@@ -2,43 +2,68 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 import traceback
+from collections.abc import Sequence
 from typing import NoReturn
 
 import click
 import typer
 
 from scrubber import __version__
-from scrubber.cli import (
-    archive_cmd,
-    audit_cmd,
-    doctor_cmd,
-    hook_cmd,
-    install_cmd,
-    redact_cmd,
-    retention_cmd,
-)
 from scrubber.errors import ExitCode, ScrubberError
 
-app = typer.Typer(
-    name="scrub",
-    help=(
-        "Keep Claude Code transcripts from becoming a leak.\n\n"
-        "Find secrets in session transcripts (audit), write redacted copies (redact), keep "
-        "encrypted archives in the age format (archive), and control deletion (retention).\n\n"
-        "Claude Code's files are found under $CLAUDE_CONFIG_DIR (default ~/.claude); scrubber "
-        "keeps its own under $SCRUB_HOME (default <config dir>/scrubber).\n\n"
-        "Exit codes: 0 done/clean, 1 findings, 2 usage/policy/key error, 3 runtime or I/O error, "
-        "4 busy."
-    ),
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
+# Each command group's module, and the command names it registers, in the order `--help` lists
+# them. Only the module of the command being run is imported: the others pull in detection,
+# cryptography and retention, which would cost every command (and a hook) hundreds of ms.
+# tests/unit/cli/test_app.py proves this table matches what each module registers.
+COMMAND_MODULES: dict[str, tuple[str, ...]] = {
+    "audit_cmd": ("audit",),
+    "redact_cmd": ("redact", "verify"),
+    "archive_cmd": ("keygen", "archive", "restore", "decrypt", "archives"),
+    "retention_cmd": ("retention", "sessions", "pin", "unpin", "pins", "undelete"),
+    "install_cmd": ("install", "uninstall"),
+    "doctor_cmd": ("doctor",),
+    "hook_cmd": ("worker", "hook"),
+}
+
+
+def build_app(command: str | None = None, *, commands: bool = True) -> typer.Typer:
+    """The typer app with every command, or only the group that holds `command` (none at all
+    with `commands=False`, enough for `--version`)."""
+    app = _new_app()
+    modules = [m for m, names in COMMAND_MODULES.items() if command in names] or list(
+        COMMAND_MODULES
+    )
+    if not commands:
+        modules = []
+    for module in modules:
+        importlib.import_module(f"scrubber.cli.{module}").register(app)
+    return app
+
+
+def _new_app() -> typer.Typer:
+    app = typer.Typer(
+        name="scrub",
+        help=(
+            "Keep Claude Code transcripts from becoming a leak.\n\n"
+            "Find secrets in session transcripts (audit), write redacted copies (redact), keep "
+            "encrypted archives in the age format (archive), and control deletion (retention).\n\n"
+            "Claude Code's files are found under $CLAUDE_CONFIG_DIR (default ~/.claude); scrubber "
+            "keeps its own under $SCRUB_HOME (default <config dir>/scrubber).\n\n"
+            "Exit codes: 0 done/clean, 1 findings, 2 usage/policy/key error, 3 runtime or I/O error, "
+            "4 busy."
+        ),
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+        rich_markup_mode=None,
+        context_settings={"help_option_names": ["-h", "--help"]},
+    )
+    app.callback()(_root)
+    return app
 
 
 def _version(value: bool) -> None:
@@ -47,7 +72,6 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback()
 def _root(
     version: bool = typer.Option(
         False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
@@ -56,13 +80,16 @@ def _root(
     pass
 
 
-audit_cmd.register(app)
-redact_cmd.register(app)
-archive_cmd.register(app)
-retention_cmd.register(app)
-install_cmd.register(app)
-doctor_cmd.register(app)
-hook_cmd.register(app)
+def _command_in(argv: Sequence[str]) -> str | None:
+    """The first argument that is not an option: the command's name, if any."""
+    return next((arg for arg in argv if not arg.startswith("-")), None)
+
+
+def __getattr__(name: str) -> typer.Typer:
+    # `scrubber.cli.app.app`: the whole app, built on first use (tests, documentation tools).
+    if name == "app":
+        return build_app()
+    raise AttributeError(name)
 
 
 def fail(error: ScrubberError) -> NoReturn:
@@ -74,8 +101,13 @@ def fail(error: ScrubberError) -> NoReturn:
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the console script."""
+    args = sys.argv[1:] if argv is None else argv
     try:
-        app(args=argv, standalone_mode=True)
+        command = _command_in(args)
+        wants_list = not args or any(a in ("-h", "--help") for a in args)
+        build_app(command, commands=command is not None or wants_list)(
+            args=args, standalone_mode=True
+        )
     except ScrubberError as error:
         fail(error)
     except KeyboardInterrupt:
