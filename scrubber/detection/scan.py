@@ -174,6 +174,10 @@ class _AnchorIndex:
             for full, dets in self.expansions.get(literal, ()):
                 before = max(self.reach[i][0] for i in dets)
                 after = max(self.reach[i][1] for i in dets)
+                if lowered_text.count(full) * (before + after) >= size:
+                    # A common anchor (":", "."): its windows would cover the text anyway.
+                    regions.append((0, size, dets))
+                    continue
                 position = lowered_text.find(full)
                 while position >= 0:
                     regions.append(
