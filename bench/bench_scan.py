@@ -34,7 +34,7 @@ MB is 10^6 bytes, MiB 2^20.
 from __future__ import annotations
 
 import argparse
-import cProfile
+import importlib.metadata
 import io
 import json
 import os
@@ -44,6 +44,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 from collections.abc import Callable
@@ -205,14 +206,23 @@ def ensure_secretlint() -> tuple[Path | None, str]:
     return binary, "installed with npm"
 
 
-def tool_version(argv: list[str], cwd: Path | None = None) -> str:
+def tool_version(
+    argv: list[str], cwd: Path | None = None, env: dict[str, str] | None = None
+) -> str:
     try:
         done = subprocess.run(
-            argv, capture_output=True, text=True, timeout=60, cwd=cwd, check=False
+            argv, capture_output=True, text=True, timeout=60, cwd=cwd, env=env, check=False
         )
     except (OSError, subprocess.TimeoutExpired):
         return "?"
     return (done.stdout or done.stderr).strip().splitlines()[0] if done.returncode == 0 else "?"
+
+
+def package_version(name: str) -> str:
+    try:
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return "not installed"
 
 
 def count_scrub(stdout: Path) -> int:
@@ -421,36 +431,59 @@ def big_run(
 
 
 def profile_audit(source: Path, env: dict[str, str], top: int = 25) -> str:
-    """cProfile of `scrub audit SOURCE --format json` in this process (stdout discarded)."""
-    from scrubber.cli.app import main as scrub_main
-
-    saved = {k: os.environ.get(k) for k in ("HOME", "CLAUDE_CONFIG_DIR", "SCRUB_HOME")}
-    os.environ.update({k: env[k] for k in saved})
-    argv, stdout = sys.argv, sys.stdout
-    profiler = cProfile.Profile()
-    try:
-        sys.argv = ["scrub", "audit", str(source), "--format", "json"]
-        sys.stdout = io.StringIO()
-        profiler.enable()
-        try:
-            scrub_main()
-        except SystemExit:
-            pass
-        finally:
-            profiler.disable()
-    finally:
-        sys.argv, sys.stdout = argv, stdout
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+    """cProfile of `scrub audit SOURCE --format json` in a child with the same environment
+    (so the same code: the snapshot when there is one); top functions by own time."""
     OUT.mkdir(parents=True, exist_ok=True)
-    profiler.dump_stats(OUT / "audit.prof")
+    prof = OUT / "audit.prof"
+    argv = [sys.executable, "-m", "cProfile", "-o", str(prof), "-m", "scrubber.cli"]
+    done = subprocess.run(
+        [*argv, "audit", str(source), "--format", "json"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        check=False,
+    )
+    if done.returncode not in (0, 1):
+        raise SystemExit(f"profile: exit {done.returncode}: {done.stderr.decode()[-800:]}")
     text = io.StringIO()
-    stats = pstats.Stats(profiler, stream=text)
-    stats.sort_stats("tottime").print_stats(top)
-    return text.getvalue()
+    pstats.Stats(str(prof), stream=text).sort_stats("tottime").print_stats(top)
+    code = env.get("PYTHONPATH", str(ROOT))
+    return text.getvalue().replace(code + "/", "").replace(str(ROOT) + "/", "")
+
+
+def code_under_test(work: Path, working_tree: bool) -> tuple[dict[str, object], str | None]:
+    """Which scrubber is measured. By default a snapshot of HEAD's scrubber/ (git archive) put
+    first on PYTHONPATH: the working tree is shared and edited while a run takes half an hour,
+    and every round must time the same code. Returns what to record and the PYTHONPATH."""
+    git = shutil.which("git")
+    info: dict[str, object] = {"mode": "working tree", "path": str(ROOT / "scrubber")}
+    if git is None or not (ROOT / ".git").exists():
+        return info, None
+    head = subprocess.run(
+        [git, "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    dirty = subprocess.run(
+        [git, "status", "--porcelain", "--", "scrubber"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    info.update(commit=head, uncommitted_changes_in_scrubber=bool(dirty))
+    if working_tree:
+        return info, None
+    code = work / "code"
+    code.mkdir()
+    archive = subprocess.run(
+        [git, "archive", "--format=tar", head, "scrubber"],
+        cwd=ROOT,
+        capture_output=True,
+        check=True,
+    ).stdout
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(code, filter="data")
+    info.update(mode=f"snapshot of {head[:10]} (git archive)", path=str(code / "scrubber"))
+    return info, str(code)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -467,6 +500,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep-big", action="store_true", help="keep the big transcript")
     parser.add_argument("--profile", action="store_true", help="also profile scrub audit")
     parser.add_argument("--profile-only", action="store_true")
+    parser.add_argument(
+        "--working-tree",
+        action="store_true",
+        help="time the working tree's scrubber/ instead of a snapshot of HEAD",
+    )
     args = parser.parse_args(argv)
 
     source = make_transcript(default_path(args.size_mb), args.size_mb)
@@ -481,6 +519,11 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="scrub-bench-") as tmp:
         home = Path(tmp)
         env = isolated_env(home / "env")
+        code_info, code_path = code_under_test(home, args.working_tree)
+        report["scrubber_code"] = code_info
+        if code_path is not None:
+            env["PYTHONPATH"] = code_path
+        print(f"scrubber under test: {code_info}", file=sys.stderr)
         if args.profile_only:
             print(profile_audit(source, env))
             return 0
@@ -489,7 +532,8 @@ def main(argv: list[str] | None = None) -> int:
         for note in notes:
             print(note, file=sys.stderr)
         versions = {
-            "scrub": tool_version([*scrub_argv(), "--version"]),
+            "scrub": tool_version([*scrub_argv(), "--version"], env=env),
+            **{name: package_version(name) for name in ("orjson", "hyperscan")},
             "detect-secrets": tool_version([*detect_secrets_argv(), "--version"]),
             "node": tool_version(["node", "--version"]),
         }

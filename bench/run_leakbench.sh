@@ -7,6 +7,10 @@
 #   bench/run_leakbench.sh                  # from anywhere
 #   SCRUB=/path/to/scrub bench/run_leakbench.sh    # another scrub binary
 #   bench/run_leakbench.sh --files 'syn-0[0-4]'    # extra arguments go to leakbench.py
+#
+# Like bench/bench_scan.py, it times a snapshot of HEAD's scrubber/ (git archive, first on
+# PYTHONPATH), because the working tree is shared and edited while benchmarks run;
+# SCRUB_BENCH_WORKING_TREE=1 times the working tree instead.
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -22,11 +26,24 @@ mkdir -p "$tmp/claude" "$tmp/scrub" "$tmp/home" "$root/bench/out"
 export CLAUDE_CONFIG_DIR="$tmp/claude" SCRUB_HOME="$tmp/scrub" HOME="$tmp/home"
 unset SCRUB_POLICY SCRUB_PREFILTER
 
+code="working tree"
+if [[ "${SCRUB_BENCH_WORKING_TREE:-0}" != 1 ]] && git -C "$root" rev-parse HEAD >/dev/null 2>&1; then
+  head="$(git -C "$root" rev-parse HEAD)"
+  mkdir -p "$tmp/code"
+  git -C "$root" archive --format=tar "$head" scrubber | tar -x -C "$tmp/code"
+  export PYTHONPATH="$tmp/code${PYTHONPATH:+:$PYTHONPATH}"
+  code="snapshot of ${head:0:10}"
+fi
+if [[ -n "$(git -C "$root" status --porcelain -- scrubber 2>/dev/null)" ]]; then
+  code="$code (the working tree has uncommitted changes in scrubber/)"
+fi
+
 scrub="${SCRUB:-scrub}"
 result="$root/bench/out/leakbench.json"
 cd "$root"
 python3 "$leakbench" --redactor "$scrub redact {in} --output {out}" --json "$@" >"$result"
 
+echo "scrubber under test: $code; $(date -u +%Y-%m-%dT%H:%M:%SZ)"
 python3 - "$result" <<'EOF'
 import json
 import sys
