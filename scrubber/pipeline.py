@@ -229,7 +229,10 @@ def audit(
     progress: Progress | None = None,
 ) -> AuditReport:
     files = [audit_file(t, scanner, progress=progress) for t in targets]
-    return AuditReport(files, permission_warnings(t.target.path for t in files))
+    # Modes matter for what Claude Code wrote: transcripts (JSONL), not every file named.
+    return AuditReport(
+        files, permission_warnings(t.target.path for t in files if t.target.is_transcript)
+    )
 
 
 def audit_file(
@@ -369,13 +372,14 @@ def permission_warnings(files: Iterable[Path]) -> list[str]:
     warnings: list[str] = []
     seen_dirs: set[Path] = set()
     open_dirs: list[Path] = []
+    open_files: list[tuple[Path, int]] = []
     for file in files:
         try:
             mode = file.stat().st_mode
         except OSError:
             continue
         if mode & (stat.S_IRGRP | stat.S_IROTH):
-            warnings.append(f"{file} is readable by {_who(mode)} (chmod 600 it)")
+            open_files.append((file, mode))
         folder = file.parent
         if folder in seen_dirs:
             continue
@@ -386,6 +390,10 @@ def permission_warnings(files: Iterable[Path]) -> list[str]:
             continue
         if dmode & (stat.S_IROTH | stat.S_IXOTH | stat.S_IRGRP | stat.S_IXGRP):
             open_dirs.append(folder)
+    for file, mode in open_files[:5]:
+        warnings.append(f"{file} is readable by {_who(mode)} (chmod 600 it)")
+    if len(open_files) > 5:
+        warnings.append(f"… and {len(open_files) - 5} more transcripts readable by others")
     if open_dirs:
         shown = ", ".join(str(d) for d in open_dirs[:3])
         more = f" and {len(open_dirs) - 3} more" if len(open_dirs) > 3 else ""
