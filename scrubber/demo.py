@@ -158,7 +158,7 @@ _PW_WORDS = ("plum", "harbor", "otter", "maple", "copper", "violet", "falcon", "
 
 
 def fake_password(rng: random.Random) -> str:
-    """A human password: low entropy on purpose (`DB_PASSWORD=hunter2` must still count)."""
+    """A human password: low entropy on purpose (a weak database password must still count)."""
     words = rng.sample(_PW_WORDS, 2)
     return words[0].capitalize() + words[1] + str(rng.randint(1000, 9999)) + rng.choice("!#%")
 

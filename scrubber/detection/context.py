@@ -1,7 +1,7 @@
 """What a tool call tells us about the text it produced.
 
 A `tool_result` whose `tool_use` read `.env`, or ran `printenv`, holds secrets that look like
-ordinary words (`DB_PASSWORD=hunter2`, `API_KEY=abc123`). Knowing that, the scanner runs its
+ordinary words (a short database password, an API key of a few letters). Knowing that, the scanner runs its
 context-only detectors on that text. Stdlib only: the status line uses this module.
 """
 

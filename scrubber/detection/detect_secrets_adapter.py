@@ -16,6 +16,7 @@ from typing import Any
 
 from scrubber.detection.detector import ScanContext
 from scrubber.detection.finding import Hit
+from scrubber.detection.rules import values
 
 DETECTOR_NAME = "detect-secrets"
 
@@ -215,9 +216,23 @@ def _plugin_hits(plugin: _Plugin, text: str) -> Iterator[Hit]:
                 (match.span(i) for i in range(1, (match.lastindex or 0) + 1) if match.group(i)),
                 match.span(),
             )
-            start, end = _widen(text, *span) if plugin.class_name != "BasicAuthDetector" else span
+            basic_auth = plugin.class_name == "BasicAuthDetector"
+            start, end = span if basic_auth else _widen(text, *span)
+            if basic_auth and _not_a_value(text[start:end]):
+                continue  # `user:password@host` in docs, `{password}` in an f-string
             if end > start:
                 yield Hit(start, end, plugin.kind, f"{DETECTOR_NAME}:{plugin.class_name}")
+
+
+def _not_a_value(value: str) -> bool:
+    """Placeholders, templates and code where a generic plugin expected a password; our own
+    rules apply the same judgement (rules/values.py)."""
+    return (
+        values.is_placeholder(value)
+        or values.is_trivial(value)
+        or values.looks_like_template_or_regex(value)
+        or values.looks_like_code(value)
+    )
 
 
 _LOADED: _Loaded | None = None
@@ -312,7 +327,7 @@ class DetectSecretsDetector:
                     if start < 0 or end <= start:
                         continue
                     value = line[start:end]
-                    if any(f(value) for f in loaded.filters):
+                    if any(f(value) for f in loaded.filters) or _not_a_value(value):
                         continue
                     if loaded.is_likely_id_string(value, line) or loaded.is_indirect_reference(
                         line

@@ -16,8 +16,8 @@ class SourceKind(StrEnum):
     UNKNOWN = "unknown"
     DOTENV = "dotenv"  # .env files, *.env, env dumps (printenv, env, docker inspect Env)
     CREDENTIAL_FILE = "credential-file"  # AWS credentials, .netrc, .pgpass, kubeconfig, tfvars…
-    PRIVATE_KEY_FILE = "private-key-file"  # *.pem, id_rsa, *.key
-    SECRET_DUMP = "secret-dump"  # noqa: S105 - kubectl get secret -o yaml, aws configure export-credentials…
+    PRIVATE_KEY_FILE = "private-key-file"  # *.pem, id_rsa, *.key; pragma: allowlist secret
+    SECRET_DUMP = "secret-dump"  # noqa: S105 - kubectl get secret -o yaml, aws configure export-credentials…; pragma: allowlist secret
 
 
 @dataclass(frozen=True, slots=True)

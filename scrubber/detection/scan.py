@@ -57,6 +57,9 @@ _TOOL_USE_MARK = b'"tool_use"'
 _TOOL_USE_ID_MARK = b'"tool_use_id"'
 _PARENT_TOOL_MARK = b'"parentToolUseID"'
 _MIN_SECRET_LEN = 6
+# detect-secrets' inline marker for a known non-secret (a test value, a documented example):
+# honoured on the line where a finding starts, as detect-secrets and its users expect.
+_ALLOWLIST_PRAGMA = "pragma: allowlist secret"
 # Strings longer than this are scanned in windows around anchor occurrences. A detector can say
 # how far its matches reach from an anchor (`reach_before`, `reach_after`); PEM blocks reach far.
 _WINDOW_THRESHOLD = 2048
@@ -271,9 +274,12 @@ class SecretScanner:
 
     def _finish(self, text: str, hits: list[Hit]) -> tuple[FoundSecret, ...]:
         found = []
+        pragma = _ALLOWLIST_PRAGMA in text
         for hit in resolve_overlaps(hits):
             value = text[hit.start : hit.end]
             if not value.strip():
+                continue
+            if pragma and _ALLOWLIST_PRAGMA in _line_at(text, hit.start):
                 continue
             fingerprint = self._fingerprinter.fingerprint(value)
             if self._allowlist.allows(value, fingerprint):
@@ -306,6 +312,12 @@ def _reach_of(detector: Detector) -> tuple[int, int]:
         int(getattr(detector, "reach_before", before)),
         int(getattr(detector, "reach_after", after)),
     )
+
+
+def _line_at(text: str, position: int) -> str:
+    start = text.rfind("\n", 0, position) + 1
+    end = text.find("\n", position)
+    return text[start : len(text) if end < 0 else end]
 
 
 def _widen_to_lines(text: str, start: int, end: int) -> tuple[int, int]:

@@ -61,7 +61,7 @@ def copy_config(demo: tuple[Path, DemoManifest], tmp_path: Path) -> Path:
 
 
 def matches(value: str, secret: Planted) -> bool:
-    """A finding's text is the planted secret: exactly, or (a PEM key, stored with Read's line
+    """A finding's text is what was planted, exactly; or (a PEM key, stored with Read's line
     numbers) a block holding every body line."""
     if "\n" not in secret.value:
         return value == secret.value

@@ -70,7 +70,7 @@ _PAT_OWNERS = frozenset(
         "access", "hf", "api", "git", "vsts", "atlassian", "jira",
     }
 )  # fmt: skip
-# The last word says the value is about the secret, not the secret: `password_hash`,
+# The last word says the value is about the secret, not the secret: `password_hash`, (pragma: allowlist secret)
 # `token_type`, `secret_name`, `auth_url`, `api_key_id`.
 _NOT_SECRET_LAST_WORDS = frozenset(
     {

@@ -118,7 +118,7 @@ def test_reprs_never_show_secrets() -> None:
     secret = identity.encode()
     assert secret not in repr(identity) and secret not in str(identity)
     assert identity.secret_key.hex() not in repr(identity)
-    passphrase = "correct" + "-horse-" + os.urandom(4).hex()
+    passphrase = "correct" + "-horse-" + os.urandom(4).hex()  # pragma: allowlist secret
     assert passphrase not in repr(ScryptIdentity(passphrase))
     assert passphrase not in repr(ScryptRecipient(passphrase, work_factor=10))
 

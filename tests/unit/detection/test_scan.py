@@ -117,7 +117,7 @@ def test_short_or_empty_text_has_no_findings() -> None:
     ],
 )
 def test_placeholders_never_trigger_a_detector(template: str) -> None:
-    placeholder = make_placeholder("github-token", "0123abcd" * 8)
+    placeholder = make_placeholder("github-token", "0123abcd" * 8)  # pragma: allowlist secret
     text = template.format(p=placeholder)
     for context in (PLAIN, ScanContext(None, SourceKind.DOTENV, ".env"), ScanContext("password")):
         for item in SCANNER.scan_text(text, context):
@@ -174,7 +174,7 @@ def test_windows_find_what_a_whole_scan_of_the_piece_finds(where: str, maker: st
     piece = {
         "github": lambda: f"export GITHUB_TOKEN={fake_github_token(r)}",
         "pem": lambda: fake_private_key(r),
-        "dotenv": lambda: "DB_PASSWORD=Quartzcedar7781#",
+        "dotenv": lambda: "DB_PASSWORD=Quartzcedar7781#",  # pragma: allowlist secret
     }[maker]()
     before = {"start": "", "middle": FILLER + "\n", "end": FILLER + "\n" + FILLER + "\n"}[where]
     after = {"start": "\n" + FILLER, "middle": "\n" + FILLER, "end": ""}[where]
@@ -210,7 +210,9 @@ def test_the_fast_path_skips_only_lines_that_cannot_hold_a_finding(
     t.prompt(f"use {token}")  # 1: anchor
     t.read("/srv/app/.env", "APP_ENV=dev")  # 2: a tool call, 3: the result of a sensitive read
     t.read("/srv/app/main.py", "print(1)")  # 4: a tool call, 5: an ordinary result
-    t.add({"type": "user", "toolUseResult": {"api_key": "Plumharbor4412"}})  # 6: sensitive key
+    t.add(
+        {"type": "user", "toolUseResult": {"api_key": "Plumharbor4412"}}
+    )  # 6: sensitive key; pragma: allowlist secret
     scan = scanner.new_file_scan()
     parsed = [scan.scan_raw(raw(line, n)) is not None for n, line in enumerate(t.lines, 1)]
     assert parsed == [False, True, True, True, True, False, True]
@@ -361,7 +363,7 @@ def test_pointers_escape_slash_and_tilde() -> None:
 
 
 def test_escaped_slashes_do_not_hide_a_connection_string() -> None:
-    password = "Vx7qPz2mLk9Rt4"
+    password = "Vx7qPz2mLk9Rt4"  # pragma: allowlist secret
     data = (
         b'{"type":"user","message":{"role":"user","content":"postgres:\\/\\/app:'
         + password.encode()

@@ -181,7 +181,7 @@ CASES: list[Case] = [
     pos(misc_tokens.HOSTING_PLATFORM_TOKEN, f"NEON_API_KEY={NEON}", NEON),
     pos(discord.DISCORD_BOT_TOKEN, f"DISCORD_TOKEN={DISCORD}\n", DISCORD),
     pos(discord.DISCORD_BOT_TOKEN, f"client.run('{DISCORD}')", DISCORD),
-    neg(discord.DISCORD_BOT_TOKEN, "MyVeryLongTestCaseNameHere.method.another_long_attribute_name_x",
+    neg(discord.DISCORD_BOT_TOKEN, "MyVeryLongTestCaseNameHere.method.another_long_attribute_name_x",  # pragma: allowlist secret
         note="dotted identifiers"),
     neg(misc_tokens.INFRACOST_TOKEN, "/static/favicon.ico-" + fake(HEX, 32, "ico") + ".png"),
     neg(misc_tokens.CLICKHOUSE_SECRET_KEY, "4b1d" + fake(HEX, 38, "ch"), note="a hex digest"),
