@@ -43,6 +43,7 @@ from scrubber.archiving import (
     select_sessions,
 )
 from scrubber.cli import common
+from scrubber.cli.common import PolicyOption
 from scrubber.cli.progress import ProgressLine
 from scrubber.errors import KeyMaterialError, ScrubberError, UsageError
 
@@ -317,13 +318,7 @@ def register(app: typer.Typer) -> None:
                 help="Archive folder (default: archive.destination, else $SCRUB_HOME/archives).",
             ),
         ] = None,
-        policy_path: Annotated[
-            Path | None,
-            typer.Option(
-                "--policy",
-                help="Policy file (default: $SCRUB_POLICY, then $SCRUB_HOME/policy.yaml).",
-            ),
-        ] = None,
+        policy_path: PolicyOption = None,
         output_format: Annotated[
             OutputFormat, typer.Option("--format", help="text or json.")
         ] = OutputFormat.text,
@@ -472,7 +467,7 @@ def register(app: typer.Typer) -> None:
         session: Annotated[
             str | None, typer.Option("--session", help="Only this session id (or id prefix).")
         ] = None,
-        policy_path: Annotated[Path | None, typer.Option("--policy", help="Policy file.")] = None,
+        policy_path: PolicyOption = None,
         output_format: Annotated[
             OutputFormat, typer.Option("--format", help="text or json.")
         ] = OutputFormat.text,
@@ -522,7 +517,7 @@ def register(app: typer.Typer) -> None:
         directory: Annotated[
             Path | None, typer.Option("--dir", help="Archive folder (default: the policy's).")
         ] = None,
-        policy_path: Annotated[Path | None, typer.Option("--policy", help="Policy file.")] = None,
+        policy_path: PolicyOption = None,
         output_format: Annotated[
             OutputFormat, typer.Option("--format", help="text or json.")
         ] = OutputFormat.text,
@@ -615,7 +610,7 @@ def register(app: typer.Typer) -> None:
         directory: Annotated[
             Path | None, typer.Option("--dir", help="Archive folder, to find a session id.")
         ] = None,
-        policy_path: Annotated[Path | None, typer.Option("--policy", help="Policy file.")] = None,
+        policy_path: PolicyOption = None,
     ) -> None:
         """Put an archived session back where Claude Code finds it (claude --resume works).
 

@@ -14,6 +14,7 @@ from typing import Annotated
 import typer
 
 from scrubber.cli import common
+from scrubber.cli.common import PolicyOption
 from scrubber.cli.progress import ProgressLine
 from scrubber.cli.render import render_json, render_sarif, render_text
 from scrubber.errors import ExitCode, UsageError
@@ -91,13 +92,7 @@ def register(app: typer.Typer) -> None:
         verbose: Annotated[
             bool, typer.Option("--verbose", "-v", help="List every finding and clean sessions.")
         ] = False,
-        policy_path: Annotated[
-            Path | None,
-            typer.Option(
-                "--policy",
-                help="Policy file (default: $SCRUB_POLICY, then $SCRUB_HOME/policy.yaml).",
-            ),
-        ] = None,
+        policy_path: PolicyOption = None,
         demo: Annotated[
             bool,
             typer.Option(

@@ -5,6 +5,9 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Annotated
+
+import typer
 
 from scrubber import paths
 from scrubber.policy.load import LoadedPolicy, load_policy
@@ -24,3 +27,12 @@ def scrub_home() -> Path:
 
 def policy(path: Path | None) -> LoadedPolicy:
     return load_policy(path, env())
+
+
+# The `--policy` option every command that reads the policy takes.
+PolicyOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--policy", help="Policy file (default: $SCRUB_POLICY, then $SCRUB_HOME/policy.yaml)."
+    ),
+]

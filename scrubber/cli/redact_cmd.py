@@ -12,6 +12,7 @@ import typer
 
 from scrubber import paths
 from scrubber.cli import common
+from scrubber.cli.common import PolicyOption
 from scrubber.errors import ExitCode, InputError, UsageError
 from scrubber.pipeline import build_scanner
 from scrubber.policy.model import ThinkingMode
@@ -187,7 +188,7 @@ def register(app: typer.Typer) -> None:
             typer.Option("--original", help="With --check: the original, to compare structure."),
         ] = None,
         output_format: Annotated[str, typer.Option("--format", help="text or json.")] = "text",
-        policy_path: Annotated[Path | None, typer.Option("--policy", help="Policy file.")] = None,
+        policy_path: PolicyOption = None,
     ) -> None:
         """Write redacted copies of transcripts (or rewrite them with --in-place).
 
@@ -270,7 +271,7 @@ def register(app: typer.Typer) -> None:
             Path | None, typer.Option("--original", help="The original, to compare structure.")
         ] = None,
         output_format: Annotated[str, typer.Option("--format", help="text or json.")] = "text",
-        policy_path: Annotated[Path | None, typer.Option("--policy", help="Policy file.")] = None,
+        policy_path: PolicyOption = None,
     ) -> None:
         """Prove a redacted transcript: valid JSONL, same structure, no secrets left.
 

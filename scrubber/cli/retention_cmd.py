@@ -27,6 +27,7 @@ import typer
 from scrubber.archive.bundle import collect_bundle, content_digest
 from scrubber.archive.store import archives_of, list_archives, sidecar_path, verify_archive
 from scrubber.cli import common
+from scrubber.cli.common import PolicyOption
 from scrubber.errors import ConfigError, ExitCode, ScrubberError, UsageError
 from scrubber.policy.load import LoadedPolicy
 from scrubber.policy.model import Pins, Policy
@@ -708,12 +709,6 @@ def _logged(
     return code
 
 
-PolicyOption = Annotated[
-    Path | None,
-    typer.Option(
-        "--policy", help="Policy file (default: $SCRUB_POLICY, then $SCRUB_HOME/policy.yaml)."
-    ),
-]
 FormatOption = Annotated[OutputFormat, typer.Option("--format", help="text or json.")]
 
 
