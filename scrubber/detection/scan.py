@@ -152,9 +152,6 @@ class _AnchorIndex:
         # How far from an anchor a detector's match can reach, before and after it.
         self.reach = tuple(_reach_of(det) for det in self.detectors)
         self._literals = literal_set([lit.encode() for lit in self.raw_literals], engine=engine)
-        self._python_literals = literal_set(
-            [lit.encode() for lit in self.raw_literals], engine="python"
-        )
 
     def raw_anchors(self, data: bytes) -> frozenset[str]:
         """Raw literals present in a raw line (ASCII case ignored)."""
@@ -164,7 +161,7 @@ class _AnchorIndex:
     def text_anchors(self, text: str) -> frozenset[str]:
         lits = self.raw_literals
         data = text.encode("utf-8", errors="surrogatepass")
-        return frozenset(lits[i] for i in self._python_literals.present(data))
+        return frozenset(lits[i] for i in self._literals.present(data))
 
     def windows(
         self, lowered_text: str, line_anchors: Iterable[str]
