@@ -69,7 +69,7 @@ MANIFEST_FORMAT = 1  # bumped only for changes an older reader must refuse
 # not ours, and is refused before it is read into memory.
 MAX_MANIFEST_SIZE = 64 * 1024 * 1024
 # gzip's own default level: at 9 (tarfile's stream default) compression runs near 15 MB/s on a
-# transcript here, at 6 near 38 MB/s for an output only 6% larger (bench/ARCHIVE_RESULTS.md).
+# transcript here, at 6 near 38 MB/s for an output only 6% larger (bench/README.md).
 COMPRESS_LEVEL = 6
 _BLOCK = 1 << 20
 

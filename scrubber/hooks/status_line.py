@@ -275,7 +275,7 @@ def _build_scanner(home: Path, key: bytes) -> SecretScanner:
     detectors = [rule for rule in ALL_RULES if rule.name not in disabled]
     # hyperscan when installed: on real transcripts nearly every line passes the prefilter's
     # anchors, and the pure-Python literal search is then several times slower per byte
-    # (bench/HOOKS_RESULTS.md); building either index costs about the same.
+    # (bench/README.md); building either index costs about the same.
     return SecretScanner(detectors, Fingerprinter(key), allowlist, engine="auto")
 
 
