@@ -10,12 +10,13 @@ in `requests`), so the import happens on the first `find`, never on the status l
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from scrubber.detection.detector import ScanContext
 from scrubber.detection.finding import Hit
+from scrubber.detection.prefilter import literal_set
 from scrubber.detection.rules import values
 
 DETECTOR_NAME = "detect-secrets"
@@ -281,24 +282,37 @@ class DetectSecretsDetector:
         for plugin_anchors in _PLUGIN_ANCHORS.values():
             anchors.update(plugin_anchors)
         self.anchors: tuple[str, ...] = tuple(sorted(anchors))
-        self._plugin_anchors = frozenset(a for group in _PLUGIN_ANCHORS.values() for a in group)
+        # Which plugin anchors and keywords a text holds, found in one pass (hyperscan where
+        # installed) instead of one substring search per literal over the whole text.
+        self._literals: tuple[str, ...] = tuple(
+            sorted(
+                {a for group in _PLUGIN_ANCHORS.values() for a in group} | set(_KEYWORD_LITERALS)
+            )
+        )
+        self._literal_set = literal_set([a.encode() for a in self._literals])
 
     def _plugins(self) -> _Loaded:
         return _shared_plugins()
 
     def find(self, text: str, context: ScanContext) -> Iterator[Hit]:
         loaded = self._plugins()
-        lowered = text.lower()
-        present = {a for a in self._plugin_anchors if a in lowered}
+        literals = self._literals
+        present = {
+            literals[i] for i in self._literal_set.present(text.encode("utf-8", "surrogatepass"))
+        }
         for plugin in loaded.regex_plugins:
             # Plugins with no literal (Discord, Telegram, Twilio) are DetectSecretsShapes' job.
             if plugin.anchors and not present.isdisjoint(plugin.anchors):
                 yield from _plugin_hits(plugin, text)
-        yield from self._keyword_hits(loaded, text, context)
+        keywords = [k for k in _KEYWORD_LITERALS if k in present]
+        if keywords:
+            yield from self._keyword_hits(loaded, text, context, keywords)
         if context.sensitive:
             yield from self._entropy_hits(loaded, text)
 
-    def _keyword_hits(self, loaded: _Loaded, text: str, context: ScanContext) -> Iterator[Hit]:
+    def _keyword_hits(
+        self, loaded: _Loaded, text: str, context: ScanContext, keywords: Sequence[str]
+    ) -> Iterator[Hit]:
         regexes = loaded.keyword_default
         if context.file_name:
             regexes = loaded.keyword_regexes_by_type.get(
@@ -306,7 +320,7 @@ class DetectSecretsDetector:
             )
         lowered = text.lower()
         lines: dict[int, int] = {}
-        for keyword in _KEYWORD_LITERALS:
+        for keyword in keywords:
             position = lowered.find(keyword)
             while position >= 0:
                 line_start = text.rfind("\n", 0, position) + 1
