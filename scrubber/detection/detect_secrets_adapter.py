@@ -16,7 +16,7 @@ from typing import Any
 
 from scrubber.detection.detector import ScanContext
 from scrubber.detection.finding import Hit
-from scrubber.detection.prefilter import literal_set
+from scrubber.detection.prefilter import literal_set, pattern_set
 from scrubber.detection.rules import values
 
 DETECTOR_NAME = "detect-secrets"
@@ -247,12 +247,13 @@ def _shared_plugins() -> _Loaded:
 
 
 # A cheap shape that any match of a literal-less plugin must contain, so that its regexes run
-# only where that shape occurs (each starts with a literal or a short class `re` can jump to).
-_SHAPE_PRECHECKS: dict[str, re.Pattern[str]] = {
-    "DiscordBotTokenDetector": re.compile(r"\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27}"),
-    "TelegramBotTokenDetector": re.compile(r"[0-9]:[0-9A-Za-z_-]{35}"),
-    "TwilioKeyDetector": re.compile(r"(?:AC|SK)[a-z0-9]{32}"),
+# only where that shape occurs. All three are checked in one pass (hyperscan where installed).
+_SHAPE_PRECHECKS: dict[str, bytes] = {
+    "DiscordBotTokenDetector": rb"\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27}",
+    "TelegramBotTokenDetector": rb"[0-9]:[0-9A-Za-z_-]{35}",
+    "TwilioKeyDetector": rb"(?:AC|SK)[a-z0-9]{32}",
 }
+_SHAPE_NAMES = tuple(_SHAPE_PRECHECKS)
 
 
 class DetectSecretsShapeDetector:
@@ -263,12 +264,17 @@ class DetectSecretsShapeDetector:
     context_only = False
     anchors: tuple[str, ...] = (".", ":", "ac", "sk")
 
+    def __init__(self) -> None:
+        self._shapes = pattern_set([_SHAPE_PRECHECKS[name] for name in _SHAPE_NAMES])
+
     def find(self, text: str, context: ScanContext) -> Iterator[Hit]:
+        matched = self._shapes.matching(text.encode("utf-8", "surrogatepass"))
+        if not matched:
+            return
+        wanted = {_SHAPE_NAMES[i] for i in matched}
         for plugin in _shared_plugins().regex_plugins:
-            precheck = _SHAPE_PRECHECKS.get(plugin.class_name)
-            if plugin.anchors or precheck is None or precheck.search(text) is None:
-                continue
-            yield from _plugin_hits(plugin, text)
+            if not plugin.anchors and plugin.class_name in wanted:
+                yield from _plugin_hits(plugin, text)
 
 
 class DetectSecretsDetector:

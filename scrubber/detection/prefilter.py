@@ -8,6 +8,7 @@ tested to agree.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any, Protocol
 
@@ -81,3 +82,47 @@ def literal_set(literals: Sequence[bytes], *, engine: str = "auto") -> LiteralSe
                 "pip install hyperscan, or set SCRUB_PREFILTER=auto",
             )
     return PythonLiteralSet(literals)
+
+
+class PatternSet(Protocol):
+    def matching(self, data: bytes) -> set[int]:
+        """Indexes of the patterns that match somewhere in `data`."""
+        ...
+
+
+class PythonPatternSet:
+    def __init__(self, patterns: Sequence[bytes]) -> None:
+        self._patterns = [(i, re.compile(p)) for i, p in enumerate(patterns)]
+
+    def matching(self, data: bytes) -> set[int]:
+        return {i for i, pattern in self._patterns if pattern.search(data)}
+
+
+class HyperscanPatternSet:
+    def __init__(self, patterns: Sequence[bytes], hyperscan: Any) -> None:
+        self._db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+        self._db.compile(
+            expressions=list(patterns),
+            ids=list(range(len(patterns))),
+            flags=[hyperscan.HS_FLAG_SINGLEMATCH] * len(patterns),
+        )
+
+    def matching(self, data: bytes) -> set[int]:
+        found: set[int] = set()
+        if not data:
+            return found
+
+        def on_match(pattern: int, start: int, end: int, flags: int, context: Any) -> None:
+            found.add(pattern)
+
+        self._db.scan(data, match_event_handler=on_match)
+        return found
+
+
+def pattern_set(patterns: Sequence[bytes], *, engine: str = "auto") -> PatternSet:
+    """Simple regexes (no look-arounds, no back-references: both engines must accept them)."""
+    if engine in ("auto", "hyperscan"):
+        hyperscan = load_hyperscan()
+        if hyperscan is not None:
+            return HyperscanPatternSet(patterns, hyperscan)
+    return PythonPatternSet(patterns)

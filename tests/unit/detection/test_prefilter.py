@@ -145,3 +145,39 @@ def test_auto_uses_hyperscan_when_installed() -> None:
     assert isinstance(literal_set([b"akia"], engine="auto"), HyperscanLiteralSet)
     assert isinstance(literal_set([], engine="hyperscan"), HyperscanLiteralSet)
     assert literal_set([], engine="hyperscan").present(b"akia") == set()
+
+
+# -- pattern sets (simple regexes, both engines) ----------------------------------------------
+
+SHAPES = [
+    rb"\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27}",
+    rb"[0-9]:[0-9A-Za-z_-]{35}",
+    rb"(?:AC|SK)[a-z0-9]{32}",
+]
+
+
+@pytest.mark.parametrize(
+    ("data", "expected"),
+    [
+        (b"", set()),
+        (b"nothing here", set()),
+        (b"x." + b"a" * 6 + b"." + b"b" * 27, {0}),
+        (b"123:" + b"c" * 35, {1}),
+        (b"SK" + b"0f" * 16 + b" and 7:" + b"d" * 35, {1, 2}),
+    ],
+)
+def test_pattern_set_engines_agree(data: bytes, expected: set[int]) -> None:
+    from scrubber.detection.prefilter import PythonPatternSet, load_hyperscan, pattern_set
+
+    assert PythonPatternSet(SHAPES).matching(data) == expected
+    if load_hyperscan() is not None:
+        assert pattern_set(SHAPES, engine="hyperscan").matching(data) == expected
+
+
+@given(st.binary(max_size=300))
+def test_pattern_set_engines_agree_on_any_bytes(data: bytes) -> None:
+    from scrubber.detection.prefilter import PythonPatternSet, load_hyperscan, pattern_set
+
+    if load_hyperscan() is None:
+        pytest.skip("hyperscan is not installed")
+    assert pattern_set(SHAPES).matching(data) == PythonPatternSet(SHAPES).matching(data)
