@@ -30,6 +30,8 @@ ENV_DUMP = "\n".join(
         "DB_USER=svc_api",
         "AWS_REGION=us-east-1",
         "CREATED=2026-01-14T10:06:31Z",
+        "AI_AGENT=claude-code_2-1-332_agent",
+        "PYTEST_CURRENT_TEST=tests/unit/test_x.py::test_y (call)",
     ]
 )
 CERT_B64 = base64.b64encode(
