@@ -53,6 +53,7 @@ class FileAudit:
     findings: list[Finding] = field(default_factory=list)
     problems: list[tuple[int, str]] = field(default_factory=list)  # (line, why it is not JSON)
     size: int = 0
+    mtime_ns: int = 0  # as the file was when the scan began (the audit cache is keyed on it)
     error: str | None = None  # set when the file could not be read at all
     title: str | None = None  # redacted
 
@@ -160,16 +161,15 @@ def _side_targets(info: session_discovery.SessionInfo) -> Iterator[ScanTarget]:
         if path == info.transcript:
             continue
         for file in _walk_files(path):
-            role = "subagent" if "subagents" in file.parts else _role_of(file, None)
-            yield _file_target(file, info.id, info.project, role)
+            yield _file_target(file, info.id, info.project, _role_of(file))
 
 
-def _role_of(path: Path, config: Path | None) -> str:
+def _role_of(path: Path) -> str:
     parts = path.parts
     for role in ("subagents", "tool-results", "file-history", "shell-snapshots", "paste-cache",
                  "debug", "session-env", "todos", "tasks"):  # fmt: skip
         if role in parts:
-            return role.rstrip("s") if role == "subagents" else role
+            return "subagent" if role == "subagents" else role
     if path.name == "history.jsonl":
         return "history"
     if path.suffix == ".jsonl":
@@ -207,11 +207,11 @@ def targets_from_paths(given: Sequence[Path]) -> list[ScanTarget]:
             raise InputError(f"{path}: no such file or folder")
         if path.is_dir():
             found = list(_walk_files(path))
-            targets.extend(_file_target(f, _session_of(f), None, _role_of(f, None)) for f in found)
+            targets.extend(_file_target(f, _session_of(f), None, _role_of(f)) for f in found)
         elif path.is_symlink():
             raise InputError(f"{path}: is a symbolic link; name the file it points to")
         else:
-            targets.append(_file_target(path, _session_of(path), None, _role_of(path, None)))
+            targets.append(_file_target(path, _session_of(path), None, _role_of(path)))
     return targets
 
 
@@ -243,7 +243,8 @@ def audit_file(
         result.title = scanner.redact_text(target.title)
     try:
         with target.path.open("rb") as stream:
-            result.size = os.fstat(stream.fileno()).st_size
+            opened = os.fstat(stream.fileno())
+            result.size, result.mtime_ns = opened.st_size, opened.st_mtime_ns
             head = stream.read(_BINARY_SNIFF)
             stream.seek(0)
             if b"\0" in head:
@@ -410,17 +411,13 @@ def _who(mode: int) -> str:
     return "group and others" if group and other else ("group" if group else "others")
 
 
-def environment() -> Mapping[str, str]:
-    return os.environ
-
-
 AUDIT_CACHE_NAME = "audit-cache.json"  # state/ file read by `scrub sessions` (secrets column)
 
 
 def update_audit_cache(home: Path, report: AuditReport) -> None:
-    """Remember each audited session's distinct secrets with its transcript's size and mtime, so
-    `scrub sessions` can show the count while the transcript is still that one. Best effort: a
-    cache that cannot be written is simply not updated."""
+    """Remember each audited session's distinct secrets with its transcript's size and mtime as
+    they were when the scan began, so `scrub sessions` shows the count only while the transcript
+    is still the one audited. Best effort: a cache that cannot be written is not updated."""
     import json
 
     from scrubber.transcript.jsonl import atomic_write
@@ -437,22 +434,18 @@ def update_audit_cache(home: Path, report: AuditReport) -> None:
     ):
         data = {"format": 1, "sessions": {}}
     distinct: dict[str, set[str]] = {}
-    transcripts: dict[str, Path] = {}
+    transcripts: dict[str, FileAudit] = {}
     for audit_result in report.files:
         sid = audit_result.target.session_id
         if sid is None or audit_result.error:
             continue
         distinct.setdefault(sid, set()).update(f.fingerprint for f in audit_result.findings)
         if audit_result.target.role == "transcript":
-            transcripts[sid] = audit_result.target.path
+            transcripts[sid] = audit_result
     for sid, transcript in transcripts.items():
-        try:
-            st = transcript.stat()
-        except OSError:
-            continue
         data["sessions"][sid] = {
-            "transcript_size": st.st_size,
-            "transcript_mtime_ns": st.st_mtime_ns,
+            "transcript_size": transcript.size,
+            "transcript_mtime_ns": transcript.mtime_ns,
             "distinct": len(distinct.get(sid, ())),
         }
     try:

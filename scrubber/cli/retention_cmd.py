@@ -65,7 +65,6 @@ from scrubber.transcript.sessions import Discovery, SessionInfo, discover, find_
 
 # Tests (and unusual installs) point this at another managed-settings file.
 ENV_MANAGED_SETTINGS = "SCRUB_CLAUDE_MANAGED_SETTINGS"
-AUDIT_CACHE_NAME = "audit-cache.json"
 _TITLE_WIDTH = 40
 
 
@@ -865,6 +864,8 @@ def _audit_cache(home: Path) -> Mapping[str, Any]:
     """The audit cache in `state/`: {"format": 1, "sessions": {id: {"transcript_size",
     "transcript_mtime_ns", "distinct"}}}. A count is shown only while the transcript is the
     one that was audited (same size and mtime); anything else shows "?"."""
+    from scrubber.pipeline import AUDIT_CACHE_NAME
+
     path = common.scrub_home() / "state" / AUDIT_CACHE_NAME
     try:
         value = json.loads(path.read_bytes())

@@ -204,12 +204,6 @@ def _widen(text: str, start: int, end: int) -> tuple[int, int]:
     return start, end
 
 
-def _line_around(text: str, start: int, end: int) -> str:
-    line_start = text.rfind("\n", 0, start) + 1
-    line_end = text.find("\n", end)
-    return text[line_start : len(text) if line_end < 0 else line_end]
-
-
 def _plugin_hits(plugin: _Plugin, text: str) -> Iterator[Hit]:
     for pattern in plugin.patterns:
         for match in pattern.finditer(text):

@@ -131,13 +131,9 @@ class _AnchorIndex:
     def __init__(self, detectors: Sequence[Detector], engine: str = "auto") -> None:
         self.detectors = tuple(detectors)
         by_anchor: dict[str, set[int]] = {}
-        context_only = []
         for i, det in enumerate(detectors):
-            if det.context_only and not det.anchors:
-                context_only.append(i)
             for anchor in det.anchors:
                 by_anchor.setdefault(anchor.lower(), set()).add(i)
-        self.context_only = tuple(context_only)
         # Context-only detectors, anchored or not: never run on text of unknown origin.
         self.needs_context = frozenset(i for i, det in enumerate(detectors) if det.context_only)
         self.unanchored = tuple(i for i, d in enumerate(detectors) if not d.anchors)

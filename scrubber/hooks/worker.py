@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import json
 import os
 import sys
 import time
@@ -437,14 +436,11 @@ class PipelineActions:
         from scrubber import pipeline
 
         scanner = pipeline.build_scanner(ctx.policy, ctx.home)
-        try:
-            before = ctx.transcript.stat()
-        except OSError as exc:
-            raise InputError(f"cannot read {ctx.transcript}: {exc.strerror}") from None
+        if not ctx.transcript.is_file():
+            raise InputError(f"cannot read {ctx.transcript}: no such file")
         report = pipeline.audit(session_targets(ctx), scanner)
         totals = report.totals()
-        with contextlib.suppress(OSError):
-            record_audit(ctx.home, ctx.job.session_id, before, int(str(totals["distinct"])))
+        pipeline.update_audit_cache(ctx.home, report)
         return {
             "occurrences": totals["occurrences"],
             "distinct": totals["distinct"],
@@ -452,34 +448,6 @@ class PipelineActions:
             "files": len(report.files),
             "unreadable": sum(1 for f in report.files if f.error),
         }
-
-
-AUDIT_CACHE_NAME = "audit-cache.json"  # read by `scrub sessions` (the "secrets" column)
-
-
-def record_audit(home: Path, session_id: str, transcript: os.stat_result, distinct: int) -> None:
-    """Note a session's distinct secrets in `state/audit-cache.json`, with the transcript's
-    size and mtime: a reader trusts the count only while the transcript is still that one.
-    Called under the worker lock, the file's only writer."""
-    from scrubber.hooks.files import write_json_atomic
-
-    path = paths.state_dir(home) / AUDIT_CACHE_NAME
-    try:
-        data = json.loads(path.read_bytes())
-    except (OSError, ValueError):
-        data = {}
-    if not isinstance(data, dict) or data.get("format") != 1:
-        data = {"format": 1, "sessions": {}}
-    sessions = data.setdefault("sessions", {})
-    if not isinstance(sessions, dict):
-        sessions = data["sessions"] = {}
-    sessions[session_id] = {
-        "transcript_size": transcript.st_size,
-        "transcript_mtime_ns": transcript.st_mtime_ns,
-        "distinct": distinct,
-    }
-    paths.ensure_private_dir(path.parent)
-    write_json_atomic(path, data, fsync=False)
 
 
 def session_targets(ctx: JobContext) -> list[Any]:
