@@ -32,6 +32,7 @@ from scrubber.archive.bundle import (
     unpack_bundle,
     write_bundle,
 )
+from scrubber.archiving import facts_of
 from scrubber.demo import build_demo_config
 from scrubber.errors import ExitCode
 from scrubber.transcript.sessions import SessionInfo, discover
@@ -52,22 +53,10 @@ def _session(config: Path, prefix: str = FULL_SESSION_PREFIX) -> SessionInfo:
     return found
 
 
-def _facts(session: SessionInfo) -> SessionFacts:
-    return SessionFacts(
-        session_id=session.id,
-        project=session.project,
-        cwd=session.cwd,
-        title=session.title,
-        tags=session.tags,
-        first_timestamp=session.first_timestamp,
-        last_timestamp=session.last_timestamp,
-    )
-
-
 def _manifest(config: Path, session: SessionInfo) -> Manifest:
     contents = collect_bundle(config, session.bundle_paths())
     return make_manifest(
-        _facts(session), contents, created=CREATED, scrubber_version="test", recipients=["ab" * 8]
+        facts_of(session), contents, created=CREATED, scrubber_version="test", recipients=["ab" * 8]
     )
 
 
@@ -130,7 +119,7 @@ def test_a_manifest_needs_the_transcript(config: Path) -> None:
     without = [p for p in session.bundle_paths() if p != session.transcript]
     contents = collect_bundle(config, without)
     with pytest.raises(BundleError, match="transcript"):
-        make_manifest(_facts(session), contents, created=CREATED, scrubber_version="t")
+        make_manifest(facts_of(session), contents, created=CREATED, scrubber_version="t")
 
 
 @pytest.mark.parametrize(

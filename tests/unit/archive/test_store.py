@@ -27,7 +27,7 @@ from scrubber.archive.age import (
     AgePayloadError,
     NoIdentityMatchedError,
 )
-from scrubber.archive.bundle import MANIFEST_NAME, SessionFacts, collect_bundle
+from scrubber.archive.bundle import MANIFEST_NAME, collect_bundle
 from scrubber.archive.keys import ScryptIdentity, ScryptRecipient, X25519Identity, generate_identity
 from scrubber.archive.store import (
     ArchiveError,
@@ -46,6 +46,7 @@ from scrubber.archive.store import (
     version_name,
     write_archive,
 )
+from scrubber.archiving import facts_of
 from scrubber.demo import build_demo_config
 from scrubber.errors import ExitCode, UsageError
 from scrubber.transcript.sessions import SessionInfo, discover
@@ -71,18 +72,6 @@ def _session(config: Path, prefix: str = "e3e70682") -> SessionInfo:
     return found
 
 
-def _facts(session: SessionInfo) -> SessionFacts:
-    return SessionFacts(
-        session_id=session.id,
-        project=session.project,
-        cwd=session.cwd,
-        title=session.title,
-        tags=session.tags,
-        first_timestamp=session.first_timestamp,
-        last_timestamp=session.last_timestamp,
-    )
-
-
 def _write(
     config: Path,
     root: Path,
@@ -96,7 +85,7 @@ def _write(
     keys = [i.recipient() for i in (recipients if recipients is not None else [IDENTITY])]
     return write_archive(
         root,
-        _facts(session),
+        facts_of(session),
         collect_bundle(config, session.bundle_paths()),
         config,
         keys,
@@ -398,7 +387,7 @@ def test_passphrase_archives_verify_with_the_passphrase(config: Path, root: Path
     session = _session(config)
     written = write_archive(
         root,
-        _facts(session),
+        facts_of(session),
         collect_bundle(config, session.bundle_paths()),
         config,
         [ScryptRecipient("correct horse battery", work_factor=10)],
