@@ -26,10 +26,11 @@ def shannon_entropy(value: str) -> float:
     return -sum(n / total * math.log2(n / total) for n in counts.values())
 
 
-def _group_end(pattern: str, start: int) -> int:
-    """Index just past the group that opens at `pattern[start]` ("("), or -1."""
+def _structure(pattern: str) -> Iterator[tuple[int, str, int]]:
+    """(index, character, nesting depth) of each `(`, `)` and `|` of a pattern that is neither
+    escaped nor inside a character class; depth counts the groups open before the character."""
     depth = 0
-    i = start
+    i = 0
     in_class = False
     while i < len(pattern):
         ch = pattern[i]
@@ -40,15 +41,24 @@ def _group_end(pattern: str, start: int) -> int:
             in_class = ch != "]"
         elif ch == "[":
             in_class = True
-            if pattern[i + 1 : i + 2] == "]":
+            if pattern[i + 1 : i + 2] == "]":  # a `]` right after `[` is a literal
                 i += 1
         elif ch == "(":
+            yield i, ch, depth
             depth += 1
         elif ch == ")":
             depth -= 1
-            if depth == 0:
-                return i + 1
+            yield i, ch, depth
+        elif ch == "|":
+            yield i, ch, depth
         i += 1
+
+
+def _group_end(pattern: str, start: int) -> int:
+    """Index just past the group that opens at `pattern[start]` ("("), or -1."""
+    for i, ch, depth in _structure(pattern[start:]):
+        if ch == ")" and depth == 0:
+            return start + i + 1
     return -1
 
 
@@ -59,30 +69,9 @@ def _only_lookbehinds(group: str) -> bool:
     if not group.startswith("(?:"):
         return False
     body = group[3:-1]
-    branches: list[str] = []
-    depth = 0
-    current = 0
-    i = 0
-    in_class = False
-    while i < len(body):
-        ch = body[i]
-        if ch == "\\":
-            i += 2
-            continue
-        if in_class:
-            in_class = ch != "]"
-        elif ch == "[":
-            in_class = True
-        elif ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-        elif ch == "|" and depth == 0:
-            branches.append(body[current:i])
-            current = i + 1
-        i += 1
-    branches.append(body[current:])
-    for branch in branches:
+    cuts = [i for i, ch, depth in _structure(body) if ch == "|" and depth == 0]
+    bounds = zip([-1, *cuts], [*cuts, len(body)], strict=True)
+    for branch in (body[a + 1 : b] for a, b in bounds):
         rest = branch
         while rest:
             if not rest.startswith("("):
