@@ -57,6 +57,11 @@ def state_dir(home: Path) -> Path:
     return home / "state"
 
 
+def prefilter_cache_dir(home: Path) -> Path:
+    """Compiled prefilter databases (derived data: safe to delete at any time)."""
+    return home / "cache" / "prefilter"
+
+
 def spool_dir(home: Path) -> Path:
     return home / "spool"
 

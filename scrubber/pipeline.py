@@ -116,7 +116,11 @@ def build_scanner(
         raise UsageError(f"SCRUB_PREFILTER={engine!r}: expected auto, hyperscan or python")
     key = read_or_create_key(paths.fingerprint_key_file(home))
     return SecretScanner(
-        build_detectors(policy), Fingerprinter(key), policy.detection.allowlist, engine=engine
+        build_detectors(policy),
+        Fingerprinter(key),
+        policy.detection.allowlist,
+        engine=engine,
+        cache_dir=paths.prefilter_cache_dir(home),
     )
 
 

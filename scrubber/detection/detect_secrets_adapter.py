@@ -16,6 +16,7 @@ from typing import Any
 
 from scrubber.detection.detector import ScanContext
 from scrubber.detection.finding import Hit
+from scrubber.detection.gates import QUOTE_RAW, WORD, WS, Gate, literal_gate
 from scrubber.detection.prefilter import literal_set, pattern_set
 from scrubber.detection.rules import values
 
@@ -76,6 +77,36 @@ _KEYWORD_LITERALS = tuple(
 # Right after a keyword: the rest of the name, a closing quote or bracket, then the sign.
 _ASSIGNMENT_AFTER = re.compile(r"[\w-]{0,40}['\"\]]{0,2}[ \t]*(?:[=:(>]|=>|\s+[\"'])")
 _COMPARISON = ("==", "!=")
+# Gates (gates.py) for the plugins whose anchors are common: `://` (every URL) wakes BasicAuth
+# only with `user:password@`; `-us` wakes Mailchimp only after 32 hex digits.
+_PLUGIN_GATES: dict[str, tuple[Gate, ...]] = {
+    "BasicAuthDetector": (Gate(r"://[^{}\s]*:[^{}\s]+@"),),
+    "MailchimpDetector": (Gate(r"[0-9a-f]{32}-us[0-9]"),),
+}
+
+
+def _keyword_gates() -> tuple[Gate, ...]:
+    """Necessary conditions of the keyword plugin's regexes (detect_secrets/plugins/keyword.py):
+    a denylisted keyword, the rest of the word, then `:`, `=`, `!=`, `[n]=`, `.assign(` or `(`;
+    or a quoted value and `;` after it; or a comparison sign right before the word."""
+    keywords = (
+        r"(?:api_?key|auth_?key|service_?key|account_?key|db_?key|database_?key|priv_?key|"
+        r"private_?key|client_?key|db_?pass|database_?pass|key_?pass|password|passwd|pwd|secret|"
+        r"contrase)"
+    )
+    closing = {"text": r"""[\]'"]{0,2}""", "raw": r"""(?:\]|'|\\{1,7}"){0,2}"""}
+    quote = {"text": r"""["'`]""", "raw": QUOTE_RAW}
+    # FOLLOWED_BY_QUOTES_AND_SEMICOLON: the keyword, non-space characters, a quoted value with
+    # no quote inside, then `;`.
+    follows = {
+        form: rf"{keywords}(?:{WORD}*(?:{closing[form]}{WS}*(?::|=|!=)|\[[0-9]*\]{WS}*[!=]|"
+        rf".assign\(|\()|\S*{WS}*{quote[form]}[^'\"]*{quote[form]};)"
+        for form in ("text", "raw")
+    }
+    preceded = rf"[!=]={WS}*{WORD}*{keywords}"
+    return (Gate(follows["text"], follows["raw"]), Gate(preceded))
+
+
 # Kinds for findings, by plugin (kebab-case, matching ours where the thing is the same).
 _PLUGIN_KINDS: dict[str, str] = {
     "AWSKeyDetector": "aws-access-key",
@@ -257,6 +288,10 @@ class DetectSecretsShapeDetector:
     name = DETECTOR_NAME + "-shapes"
     context_only = False
     anchors: tuple[str, ...] = (".", ":", "ac", "sk")
+    # The shapes themselves (case matters: Twilio's `AC`/`SK` are upper case).
+    gates: tuple[Gate, ...] = tuple(
+        Gate(pattern.decode(), caseless=False) for pattern in _SHAPE_PRECHECKS.values()
+    )
 
     def __init__(self) -> None:
         self._shapes = pattern_set([_SHAPE_PRECHECKS[name] for name in _SHAPE_NAMES])
@@ -276,12 +311,23 @@ class DetectSecretsDetector:
 
     name = DETECTOR_NAME
     context_only = False
+    # The keyword plugin reads the line around a keyword (a comparison puts the value before
+    # it); other plugins match tokens that hold their anchor.
+    reach_before = 2048
+    reach_after = 2048
 
     def __init__(self) -> None:
         anchors: set[str] = set(_KEYWORD_ANCHORS)
         for plugin_anchors in _PLUGIN_ANCHORS.values():
             anchors.update(plugin_anchors)
         self.anchors: tuple[str, ...] = tuple(sorted(anchors))
+        gates: list[Gate] = list(_keyword_gates())
+        for plugin, plugin_anchors in sorted(_PLUGIN_ANCHORS.items()):
+            if plugin in _PLUGIN_GATES:
+                gates.extend(_PLUGIN_GATES[plugin])
+                continue
+            gates.extend(g for g in map(literal_gate, plugin_anchors) if g is not None)
+        self.gates: tuple[Gate, ...] = tuple(dict.fromkeys(gates))
         # Which plugin anchors and keywords a text holds, found in one pass (hyperscan where
         # installed) instead of one substring search per literal over the whole text.
         self._literals: tuple[str, ...] = tuple(

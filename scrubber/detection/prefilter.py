@@ -8,11 +8,17 @@ tested to agree.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import os
 import re
+import struct
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, Protocol
 
 from scrubber.errors import UsageError
+from scrubber.paths import ensure_private_dir
 
 
 class LiteralSet(Protocol):
@@ -117,6 +123,151 @@ class HyperscanPatternSet:
 
         self._db.scan(data, match_event_handler=on_match)
         return found
+
+
+class GateMatcher(Protocol):
+    def present(self, data: bytes) -> set[int]:
+        """Indexes of the gates whose raw-line form matches somewhere in `data`."""
+        ...
+
+    def events(self, data: bytes) -> list[tuple[int, int]]:
+        """(gate index, end offset) of the matches of the gates' text forms in `data`."""
+        ...
+
+
+class PythonGateMatcher:
+    """The same answers as hyperscan's, with `re` (slower, for machines without its wheel).
+    `events` reports the ends of non-overlapping matches where hyperscan reports every end; the
+    scanner only uses them to place windows, which both cover."""
+
+    def __init__(self, gates: Sequence[tuple[bytes, bytes, bool]]) -> None:
+        def build(pattern: bytes, caseless: bool) -> re.Pattern[bytes]:
+            return re.compile(pattern, re.IGNORECASE if caseless else 0)
+
+        self._raw = [build(raw, caseless) for _, raw, caseless in gates]
+        self._text = [build(text, caseless) for text, _, caseless in gates]
+
+    def present(self, data: bytes) -> set[int]:
+        return {i for i, pattern in enumerate(self._raw) if pattern.search(data)}
+
+    def events(self, data: bytes) -> list[tuple[int, int]]:
+        return [(i, m.end()) for i, pattern in enumerate(self._text) for m in pattern.finditer(data)]
+
+
+class HyperscanGateMatcher:
+    """Two databases: the raw forms, reporting each gate once per line, and the text forms,
+    reporting every match end. Compiling them takes most of a second (the assignment gates are
+    large automata), so with a `cache_dir` the compiled databases are kept there, keyed by the
+    gates and the hyperscan version, and loaded in milliseconds by later runs."""
+
+    def __init__(
+        self,
+        gates: Sequence[tuple[bytes, bytes, bool]],
+        hyperscan: Any,
+        cache_dir: Path | None = None,
+    ) -> None:
+        self._empty = not gates
+        if self._empty:
+            return
+        cache = _cache_file(cache_dir, gates, hyperscan) if cache_dir is not None else None
+        loaded = _load_databases(cache, hyperscan) if cache is not None else None
+        if loaded is not None:
+            self._raw, self._text = loaded
+            return
+        caseless = [hyperscan.HS_FLAG_CASELESS if c else 0 for _, _, c in gates]
+        ids = list(range(len(gates)))
+        self._raw = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+        self._raw.compile(
+            expressions=[raw for _, raw, _ in gates],
+            ids=ids,
+            flags=[f | hyperscan.HS_FLAG_SINGLEMATCH for f in caseless],
+        )
+        self._text = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+        self._text.compile(expressions=[text for text, _, _ in gates], ids=ids, flags=caseless)
+        if cache is not None:
+            _store_databases(cache, hyperscan, self._raw, self._text)
+
+    def present(self, data: bytes) -> set[int]:
+        found: set[int] = set()
+        if self._empty or not data:
+            return found
+
+        def on_match(pattern: int, start: int, end: int, flags: int, context: Any) -> None:
+            found.add(pattern)
+
+        self._raw.scan(data, match_event_handler=on_match)
+        return found
+
+    def events(self, data: bytes) -> list[tuple[int, int]]:
+        found: list[tuple[int, int]] = []
+        if self._empty or not data:
+            return found
+
+        def on_match(pattern: int, start: int, end: int, flags: int, context: Any) -> None:
+            found.append((pattern, end))
+
+        self._text.scan(data, match_event_handler=on_match)
+        return found
+
+
+def _cache_file(
+    cache_dir: Path, gates: Sequence[tuple[bytes, bytes, bool]], hyperscan: Any
+) -> Path:
+    digest = hashlib.sha256(repr((getattr(hyperscan, "__version__", "?"), list(gates))).encode())
+    return cache_dir / f"gates-{digest.hexdigest()[:24]}.hsdb"
+
+
+def _load_databases(path: Path, hyperscan: Any) -> tuple[Any, Any] | None:
+    """The two databases from a cache file; None when it is missing or unreadable (it is then
+    rebuilt: a cache never decides an answer)."""
+    try:
+        data = path.read_bytes()
+        (raw_size,) = struct.unpack_from(">Q", data)
+        raw = hyperscan.loadb(data[8 : 8 + raw_size], hyperscan.HS_MODE_BLOCK)
+        text = hyperscan.loadb(data[8 + raw_size :], hyperscan.HS_MODE_BLOCK)
+        # A loaded database has no scratch space yet (compile allocates one).
+        raw.scratch = hyperscan.Scratch(raw)
+        text.scratch = hyperscan.Scratch(text)
+    except (OSError, struct.error, ValueError, TypeError, AttributeError, hyperscan.error):
+        return None
+    return raw, text
+
+
+def _store_databases(path: Path, hyperscan: Any, raw: Any, text: Any) -> None:
+    """Write the cache atomically (temp file, rename), 0600 in a 0700 folder; a failure to
+    write it only costs the next run a compile."""
+    with contextlib.suppress(OSError, hyperscan.error):
+        ensure_private_dir(path.parent)
+        raw_bytes, text_bytes = hyperscan.dumpb(raw), hyperscan.dumpb(text)
+        temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            with os.fdopen(fd, "wb") as out:
+                out.write(struct.pack(">Q", len(raw_bytes)) + raw_bytes + text_bytes)
+            os.replace(temp, path)
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                temp.unlink()
+
+
+def gate_matcher(
+    gates: Sequence[tuple[bytes, bytes, bool]],
+    *,
+    engine: str = "auto",
+    cache_dir: Path | None = None,
+) -> GateMatcher:
+    """Gates as (text form, raw form, caseless); `engine` as for `literal_set`; `cache_dir`
+    keeps hyperscan's compiled databases between runs."""
+    if engine in ("auto", "hyperscan"):
+        hyperscan = load_hyperscan()
+        if hyperscan is not None:
+            return HyperscanGateMatcher(gates, hyperscan, cache_dir)
+        if engine == "hyperscan":
+            raise UsageError(
+                "the hyperscan prefilter was asked for, but the hyperscan package is not installed",
+                "pip install hyperscan, or set SCRUB_PREFILTER=auto",
+            )
+    return PythonGateMatcher(gates)
 
 
 def pattern_set(patterns: Sequence[bytes], *, engine: str = "auto") -> PatternSet:

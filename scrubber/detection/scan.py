@@ -2,7 +2,7 @@
 found there.
 
 The fast path works on raw line bytes. Most lines of a real transcript hold no secret; a line
-whose bytes contain none of the detectors' anchors (case-insensitively), that is not a tool call,
+whose bytes match none of the detectors' gates (gates.py), that is not a tool call,
 and that is not the result of a tool call that read a credential source, is skipped without being
 parsed. Other lines are parsed, and every string leaf is scanned with what the record tells us:
 the JSON key it sits under, the tool call it belongs to, whether it is thinking text.
@@ -13,14 +13,21 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from scrubber.detection.context import ToolCall, describe_tool_use
 from scrubber.detection.detector import PLAIN, Detector, ScanContext, SourceKind
 from scrubber.detection.finding import Hit, resolve_overlaps
 from scrubber.detection.fingerprint import Fingerprinter
-from scrubber.detection.placeholder import PLACEHOLDER_RE, make_placeholder, mask_placeholders
-from scrubber.detection.prefilter import literal_set
+from scrubber.detection.placeholder import (
+    PLACEHOLDER_PREFIX,
+    PLACEHOLDER_RE,
+    make_placeholder,
+    mask_placeholders,
+)
+from scrubber.detection.gates import Gate, gates_of
+from scrubber.detection.prefilter import gate_matcher
 from scrubber.detection.rules.base import PatternRule
 from scrubber.policy.model import Allowlist
 from scrubber.transcript.jsonl import Line, LineProblem, RawLine, parse_line
@@ -43,12 +50,12 @@ _SENSITIVE_KEY = re.compile(
     r"access[_\-]?key|auth|credentials?|client[_\-]?secret)(?:$|[_\-.])|^(?:password|secret|token)s?$",
     re.IGNORECASE,
 )
-# On a raw line: a JSON key with a credential-like name holding a string value. Lines with no
-# anchor are still parsed when this matches, so `{"api_key": "…"}` is never skipped.
-_SENSITIVE_JSON_KEY_RAW = re.compile(
-    rb"(?:pass|pwd|secret|token|api_?key|apikey|private_?key|access_?key|auth|credential)"
-    rb'[a-z0-9_\-.]{0,40}"\s*:\s*"',
-    re.IGNORECASE,
+# On a raw line: a JSON key with a credential-like name holding a string value. Lines no gate
+# wakes are still parsed when this matches, so `{"api_key": "…"}` is never skipped (the scanner
+# judges such a value by its key). Found in the same hyperscan pass as the gates.
+_SENSITIVE_JSON_KEY_RAW = Gate(
+    r"(?:pass|pwd|secret|token|api_?key|apikey|private_?key|access_?key|auth|credential)"
+    r'[a-z0-9_\-.]{0,40}"\s*:\s*"'
 )
 # The id of the tool call a record answers: `tool_use_id` in a tool_result block, or
 # `parentToolUseID` on the `progress` records a running Bash command streams.
@@ -66,6 +73,9 @@ _WINDOW_THRESHOLD = 2048
 _TOKEN_REACH_BEFORE = 256
 _TOKEN_REACH_AFTER = 1024
 _FAR_REACH = 16384
+# A gate reports where its match ends; its match may start this far before (the longest gates,
+# a name and its operator, run to about 250 bytes).
+_GATE_SLACK = 320
 _LINE_SLACK = 256
 _SOURCE_LABEL_MAX = 120
 
@@ -114,89 +124,105 @@ def json_pointer(parts: Iterable[str | int]) -> str:
     return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
 
 
-def _ascii_prefix(anchor: str) -> str:
-    for i, ch in enumerate(anchor):
-        if ord(ch) > 127:
-            return anchor[:i]
-    return anchor
+class _GateIndex:
+    """Which detectors could match where, from their gates (gates.py), found in one pass.
 
-
-class _AnchorIndex:
-    """Which detectors could match, given which anchors a text contains.
-
-    Anchors are found on raw bytes (a JSONL line, before parsing) by their ASCII prefix, which
-    JSON never escapes; the full anchor is then checked on each decoded string.
+    On a raw JSONL line the gates say which detectors could match anywhere in it (a line none
+    wakes is never parsed); on a decoded string they also say where, so that a detector runs on
+    the few windows of a long tool output around its gate matches rather than on all of it.
     """
 
-    def __init__(self, detectors: Sequence[Detector], engine: str = "auto") -> None:
+    def __init__(
+        self, detectors: Sequence[Detector], engine: str = "auto", cache_dir: Path | None = None
+    ) -> None:
         self.detectors = tuple(detectors)
-        by_anchor: dict[str, set[int]] = {}
+        specs: dict[tuple[str, str, bool], list[int]] = {}
+        gated: set[int] = set()
         for i, det in enumerate(detectors):
-            for anchor in det.anchors:
-                by_anchor.setdefault(anchor.lower(), set()).add(i)
-        # Context-only detectors, anchored or not: never run on text of unknown origin.
+            for gate in gates_of(det):
+                specs.setdefault((gate.text, gate.raw_pattern, gate.caseless), []).append(i)
+                gated.add(i)
+        # The last gate is no detector's: it marks a raw line that holds a credential-named
+        # JSON member (see `_SENSITIVE_JSON_KEY_RAW`).
+        marker = _SENSITIVE_JSON_KEY_RAW
+        marker_spec = (marker.text, marker.raw_pattern, marker.caseless)
+        specs.setdefault(marker_spec, [])
+        self._marker = list(specs).index(marker_spec)
+        self.gates = tuple(specs)
+        # For each gate: the detectors it wakes.
+        self._owners = tuple(tuple(owners) for owners in specs.values())
+        # Context-only detectors, gated or not: never run on text of unknown origin.
         self.needs_context = frozenset(i for i, det in enumerate(detectors) if det.context_only)
-        self.unanchored = tuple(i for i, d in enumerate(detectors) if not d.anchors)
-        prefixes = {full: _ascii_prefix(full) for full in by_anchor}
-        self.raw_literals = sorted({p for p in prefixes.values() if p})
-        # For each raw literal: the full anchors it stands for, with their detectors.
-        expansions: dict[str, list[tuple[str, tuple[int, ...]]]] = {}
-        for full, dets in sorted(by_anchor.items()):
-            if prefixes[full]:
-                expansions.setdefault(prefixes[full], []).append((full, tuple(sorted(dets))))
-        self.expansions = {lit: tuple(items) for lit, items in expansions.items()}
-        # How far from an anchor a detector's match can reach, before and after it.
+        self.everyone = tuple(range(len(detectors)))
+        self.ungated = tuple(i for i in self.everyone if i not in gated)
+        # Detectors that can be told where their gates matched (`find_near`).
+        self.near = frozenset(i for i, det in enumerate(detectors) if hasattr(det, "find_near"))
+        # How far from a gate's end a detector's match can reach, before and after it.
         self.reach = tuple(_reach_of(det) for det in self.detectors)
-        self._literals = literal_set([lit.encode() for lit in self.raw_literals], engine=engine)
+        self._matcher = gate_matcher(
+            [(text.encode("latin-1"), raw.encode("latin-1"), c) for text, raw, c in self.gates],
+            engine=engine,
+            cache_dir=cache_dir,
+        )
 
-    def raw_anchors(self, data: bytes) -> frozenset[str]:
-        """Raw literals present in a raw line (ASCII case ignored)."""
-        lits = self.raw_literals
-        return frozenset(lits[i] for i in self._literals.present(data))
+    def line_detectors(self, data: bytes) -> frozenset[int]:
+        """Detectors whose gates match a raw line."""
+        return self.line_scan(data)[0]
 
-    def text_anchors(self, text: str) -> frozenset[str]:
-        lits = self.raw_literals
-        data = text.encode("utf-8", errors="surrogatepass")
-        return frozenset(lits[i] for i in self._literals.present(data))
+    def line_scan(self, data: bytes) -> tuple[frozenset[int], bool]:
+        """Detectors whose gates match a raw line, and whether it holds a credential-named
+        JSON member with a string value."""
+        owners = self._owners
+        present = self._matcher.present(data)
+        return frozenset(d for g in present for d in owners[g]), self._marker in present
+
+    def events(self, text: str) -> dict[int, list[int]]:
+        """For each detector woken in `text`: the character offsets where its gates matched."""
+        data = text.encode("utf-8", "surrogatepass")
+        found = self._matcher.events(data)
+        if not found:
+            return {}
+        owners = self._owners
+        by_detector: dict[int, list[int]] = {}
+        if len(data) == len(text):
+            for gate, end in found:
+                for d in owners[gate]:
+                    by_detector.setdefault(d, []).append(end)
+            return by_detector
+        # Non-ASCII text: byte offsets to character offsets, decoding the gaps between events.
+        chars = 0
+        previous = 0
+        for gate, end in sorted(found, key=lambda event: event[1]):
+            chars += len(data[previous:end].decode("utf-8", "ignore"))
+            previous = end
+            for d in owners[gate]:
+                by_detector.setdefault(d, []).append(chars)
+        return by_detector
 
     def windows(
-        self, lowered_text: str, line_anchors: Iterable[str]
+        self, events: Mapping[int, list[int]], size: int
     ) -> list[tuple[int, int, set[int]]]:
-        """Regions of a long text around each anchor occurrence, with the detectors that could
-        match there; overlapping regions are merged."""
-        regions: list[tuple[int, int, tuple[int, ...]]] = []
-        size = len(lowered_text)
-        for literal in line_anchors:
-            for full, dets in self.expansions.get(literal, ()):
-                before = max(self.reach[i][0] for i in dets)
-                after = max(self.reach[i][1] for i in dets)
-                if lowered_text.count(full) * (before + after) >= size:
-                    # A common anchor (":", "."): its windows would cover the text anyway.
-                    regions.append((0, size, dets))
-                    continue
-                position = lowered_text.find(full)
-                while position >= 0:
-                    regions.append(
-                        (max(0, position - before), min(size, position + len(full) + after), dets)
-                    )
-                    position = lowered_text.find(full, position + 1)
+        """Regions of a long text around each gate match, with the detectors that could match
+        there; overlapping regions are merged."""
+        regions: list[tuple[int, int, int]] = []
+        for d, ends in events.items():
+            before = self.reach[d][0] + _GATE_SLACK
+            after = self.reach[d][1]
+            if len(ends) * (before + after) >= size:
+                regions.append((0, size, d))  # its windows would cover the text anyway
+                continue
+            for end in ends:
+                regions.append((max(0, end - before), min(size, end + after), d))
         regions.sort()
         merged: list[tuple[int, int, set[int]]] = []
-        for start, end, dets in regions:
+        for start, end, d in regions:
             if merged and start <= merged[-1][1]:
                 last = merged[-1]
-                merged[-1] = (last[0], max(last[1], end), last[2] | set(dets))
+                last[2].add(d)
+                merged[-1] = (last[0], max(last[1], end), last[2])
             else:
-                merged.append((start, end, set(dets)))
+                merged.append((start, end, {d}))
         return merged
-
-    def candidates(self, lowered_text: str, line_anchors: Iterable[str]) -> set[int]:
-        chosen: set[int] = set()
-        for literal in line_anchors:
-            for full, dets in self.expansions.get(literal, ()):
-                if full in lowered_text:
-                    chosen.update(dets)
-        return chosen
 
 
 class SecretScanner:
@@ -209,8 +235,10 @@ class SecretScanner:
         allowlist: Allowlist | None = None,
         *,
         engine: str = "auto",
+        cache_dir: Path | None = None,
     ) -> None:
-        self._index = _AnchorIndex(detectors, engine)
+        """`cache_dir`: where the prefilter may keep compiled databases between runs."""
+        self._index = _GateIndex(detectors, engine, cache_dir)
         self._fingerprinter = fingerprinter
         self._allowlist = allowlist or Allowlist()
 
@@ -220,40 +248,47 @@ class SecretScanner:
         self,
         text: str,
         context: ScanContext = PLAIN,
-        line_anchors: Iterable[str] | None = None,
+        line_detectors: frozenset[int] | None = None,
     ) -> tuple[FoundSecret, ...]:
-        """Secrets in one string, as exact non-overlapping spans with fingerprints."""
+        """Secrets in one string, as exact non-overlapping spans with fingerprints.
+
+        `line_detectors`: the detectors whose gates matched the raw line the string came from
+        (a detector no gate woke there cannot match in any of its strings), when known.
+        """
         if len(text) < _MIN_SECRET_LEN:
             return ()
-        lowered = text.lower()
-        redacted_before = "[redacted:" in lowered
+        redacted_before = PLACEHOLDER_PREFIX in text
         if redacted_before:
             text = mask_placeholders(text)
-            lowered = text.lower()
-        if line_anchors is None:
-            line_anchors = self._index.text_anchors(lowered)
-        detectors = self._index.detectors
+        index = self._index
+        detectors = index.detectors
         hits: list[Hit] = []
-        if len(text) <= _WINDOW_THRESHOLD:
-            chosen = self._index.candidates(lowered, line_anchors)
-            if context.sensitive:
-                chosen.update(self._index.unanchored)
-            else:
-                chosen -= self._index.needs_context
-            for i in sorted(chosen):
+        if context.sensitive:
+            # A credential source: every detector reads all of it (the gates describe what a
+            # value must look like elsewhere; here the name alone says it is a secret).
+            for i in index.everyone:
                 hits.extend(detectors[i].find(text, context))
-        else:
-            # A long tool output with a few anchors: run each detector only around them.
-            for region_start, region_end, dets in self._index.windows(lowered, line_anchors):
-                start, end = _widen_to_lines(text, region_start, region_end)
-                piece = text[start:end]
-                runnable = dets if context.sensitive else dets - self._index.needs_context
-                for i in sorted(runnable):
-                    for hit in detectors[i].find(piece, context):
-                        hits.append(Hit(hit.start + start, hit.end + start, hit.kind, hit.detector))
-            if context.sensitive:
-                for i in self._index.unanchored:
+        elif line_detectors is None or line_detectors:
+            events = index.events(text)
+            for i in index.needs_context.intersection(events):
+                del events[i]
+            near = index.near
+            for i in near.intersection(events):
+                # Detectors that read only around their gate matches, whatever the length.
+                hits.extend(detectors[i].find_near(text, context, events.pop(i)))  # type: ignore[attr-defined]
+            if len(text) <= _WINDOW_THRESHOLD:
+                for i in sorted(events):
                     hits.extend(detectors[i].find(text, context))
+            else:
+                # A long tool output: run each detector only around its gate matches.
+                for region_start, region_end, dets in index.windows(events, len(text)):
+                    start, end = _widen_to_lines(text, region_start, region_end)
+                    piece = text[start:end]
+                    for i in sorted(dets):
+                        for hit in detectors[i].find(piece, context):
+                            hits.append(
+                                Hit(hit.start + start, hit.end + start, hit.kind, hit.detector)
+                            )
         # A value that already holds a placeholder was redacted: what is left of it (say
         # `SECRET=` before a placeholder) is not the whole value, and flagging it would make a
         # second redaction change the file.
@@ -343,7 +378,7 @@ class _Walk:
 
     calls: Mapping[str, ToolCall]
     leaves: list[LeafScan]
-    line_anchors: frozenset[str]
+    line_detectors: frozenset[int]
     result_context: ScanContext = PLAIN
     result_source: str | None = None
 
@@ -362,7 +397,7 @@ class FileScan:
         data = raw.data
         if b"\\/" in data:  # JSON may escape "/"; anchors such as "://" must still be seen
             data = data.replace(b"\\/", b"/")
-        anchors = self._scanner._index.raw_anchors(data)
+        woken, credential_member = self._scanner._index.line_scan(data)
         is_call = _TOOL_USE_MARK in data
         sensitive = False
         if self._sensitive_calls and (_TOOL_USE_ID_MARK in data or _PARENT_TOOL_MARK in data):
@@ -371,29 +406,29 @@ class FileScan:
                 for m in _TOOL_USE_ID.finditer(data)
             )
         if (
-            not anchors
+            not woken
             and not is_call
             and not sensitive
             and _may_be_whole_object(data)
-            and not _SENSITIVE_JSON_KEY_RAW.search(data)
+            and not credential_member
         ):
             return None
-        return self.scan_line(parse_line(raw), anchors)
+        return self.scan_line(parse_line(raw), woken)
 
-    def scan_line(self, line: Line, anchors: frozenset[str] | None = None) -> LineScan:
+    def scan_line(self, line: Line, woken: frozenset[int] | None = None) -> LineScan:
         scanner = self._scanner
-        if anchors is None:
-            anchors = scanner._index.raw_anchors(line.raw.data.replace(b"\\/", b"/"))
+        if woken is None:
+            woken = scanner._index.line_detectors(line.raw.data.replace(b"\\/", b"/"))
         record = line.record
         if record is None:
             # Not a JSON object (a torn last line, say): scan it as plain text.
             leaves: tuple[LeafScan, ...] = ()
             if line.problem is not LineProblem.BLANK:
-                found = scanner.scan_text(line.text(), PLAIN, anchors)
+                found = scanner.scan_text(line.text(), PLAIN, woken)
                 if found:
                     leaves = (LeafScan(None, found, False, None),)
             return LineScan(line, None, None, leaves)
-        walk = _Walk(self._calls, [], anchors)
+        walk = _Walk(self._calls, [], woken)
         self._register_calls(record)
         self._walk_record(record, walk)
         uuid = record.get("uuid")
@@ -509,7 +544,7 @@ class FileScan:
         thinking: bool,
     ) -> None:
         if isinstance(value, str):
-            found = self._scanner.scan_text(value, ctx, walk.line_anchors)
+            found = self._scanner.scan_text(value, ctx, walk.line_detectors)
             if found:
                 walk.leaves.append(LeafScan(json_pointer(path), found, thinking, source))
         elif isinstance(value, Mapping):

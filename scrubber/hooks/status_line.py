@@ -276,7 +276,13 @@ def _build_scanner(home: Path, key: bytes) -> SecretScanner:
     # hyperscan when installed: on real transcripts nearly every line passes the prefilter's
     # anchors, and the pure-Python literal search is then several times slower per byte
     # (bench/README.md); building either index costs about the same.
-    return SecretScanner(detectors, Fingerprinter(key), allowlist, engine="auto")
+    return SecretScanner(
+        detectors,
+        Fingerprinter(key),
+        allowlist,
+        engine="auto",
+        cache_dir=paths.prefilter_cache_dir(home),
+    )
 
 
 def _restore_calls(file_scan: FileScan, calls: list[list[str]]) -> None:

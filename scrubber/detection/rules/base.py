@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from scrubber.detection.detector import ScanContext
 from scrubber.detection.finding import Hit
+from scrubber.detection.gates import Gate
 
 
 def shannon_entropy(value: str) -> float:
@@ -113,6 +114,9 @@ class PatternRule:
     min_length: int = 1
     min_entropy: float = 0.0  # bits per character the secret must reach
     reject: Callable[[str], bool] | None = None  # True for values that are not secrets
+    # Where the anchors are common words or punctuation: a necessary condition on the token's
+    # shape, so that the scanner wakes the rule only where it could match (see gates.py).
+    gates: tuple[Gate, ...] | None = None
     # Compiled on first use: a hundred patterns cost ~100 ms to compile, which every command
     # and the status line would otherwise pay at import, whether or not it scans.
     _compiled: re.Pattern[str] | None = field(default=None, init=False, repr=False, compare=False)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 
+from scrubber.detection.gates import WS, Gate
 from scrubber.detection.rules.base import PatternRule
 from scrubber.detection.rules.values import is_trivial
 
@@ -135,6 +136,8 @@ CURL_USER_PASSWORD = PatternRule(
     anchors=("curl", "wget", "http", "xh"),
     reference="curl.se/docs/manpage.html#-u (-u user:password); gitleaks rule curl-auth-user",
     reject=_not_a_password,
+    # `http` and `xh` are everywhere; the `-u user:` flag is not.
+    gates=(Gate(rf"{WS}(?:-u|--user|--proxy-user)(?:=|{WS}*)(?:\\?['\"])?[^\s:'\"\\]*(?:\\?['\"])?:", raw=rf"{WS}(?:-u|--user|--proxy-user)(?:=|{WS}*)(?:\\{{0,3}}['\"])?[^\s:'\"]*(?:\\{{0,3}}['\"])?:"),),
 )
 
 SUDO_STDIN_PASSWORD = PatternRule(

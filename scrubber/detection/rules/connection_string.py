@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from scrubber.detection.detector import ScanContext
 from scrubber.detection.finding import Hit
+from scrubber.detection.gates import Gate
 from scrubber.detection.rules.base import PatternRule
 from scrubber.detection.rules.values import is_trivial, looks_token_like
 
@@ -54,6 +55,9 @@ class ConnectionStringRule:
     name: str = "connection-string-password"
     kind: str = "connection-string-password"
     anchors: tuple[str, ...] = ("://",)
+    # Every URL has `://`; only one with `user:password@` can hold a password. The user part
+    # holds no `"` or `\\` (so none on a raw line either), the password no `/`.
+    gates: tuple[Gate, ...] = (Gate(r'://[^\s@/"]*:[^\s/]+@'),)
     context_only: bool = False
     reference: str = (
         "RFC 3986 §3.2.1 (userinfo); postgresql.org libpq 'Connection URIs'; mongodb.com "

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from scrubber.detection.detector import ScanContext
 from scrubber.detection.finding import Hit
+from scrubber.detection.gates import Gate
 
 _MIDDLE = re.compile(r"\.[A-Za-z0-9_-]{6}\.")
 _FIRST = re.compile(r"(?<![A-Za-z0-9_.-])[MNO][A-Za-z0-9_-]{23,27}\Z")
@@ -41,6 +42,8 @@ class DiscordTokenRule:
     name: str = "discord-bot-token"
     kind: str = "discord-bot-token"
     anchors: tuple[str, ...] = (".",)
+    # `.` is in every line; two dots six token characters apart, then 27 more, are rare.
+    gates: tuple[Gate, ...] = (Gate(r"\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27}"),)
     context_only: bool = False
     reference: str = (
         "discord.com/developers/docs/reference#authentication; detect-secrets "

@@ -20,14 +20,16 @@ KeywordDetector and gitleaks generic-api-key, written independently.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from enum import Enum
 
 from scrubber.detection.detector import ScanContext
 from scrubber.detection.finding import Hit
+from scrubber.detection.gates import QUOTE_RAW, Gate
 from scrubber.detection.rules.values import (
     has_char_classes,
     is_filler,
@@ -131,15 +133,67 @@ _KEY_NOT_SECRET = frozenset(
     }
 )  # fmt: skip
 
+_STRONG_KEYWORDS = r"(?:pass|pwd|secret|cred|pw)"
+_MEDIUM_KEYWORDS = r"(?:token|key|auth|_pat)"
+_TAIL = r"[a-z0-9_.-]{0,80}"
+
+
+def _operators(form: str) -> tuple[str, str]:
+    """What must follow a name for this rule to take a value (outside a credential source,
+    where every string is read whole), as regex text for decoded text (`text`) or a raw JSONL
+    line (`raw`): for a STRONG name, an operator the value reader accepts; for a MEDIUM or KEY
+    name, the operator and then at least 8 characters with no space (such values must be
+    credential-shaped). A name holding `pass`, `pwd`, `secret`, `cred` or `pw` may be STRONG;
+    any other name is MEDIUM or KEY. So `token: Session` and `"input_tokens": 57` are passed
+    over, `password: hunter2` and `api_key = "…"` are not."""
+    if form == "text":
+        q, t, v = r"""\\?["'`]""", r"[ \t]", r"[^ \n]"
+    else:
+        q, t, v = QUOTE_RAW, r"(?:[ \t]|\\t)", r"[^ ]"
+    closed = rf"(?:{q})?\]?\??{t}{{0,8}}"  # `"api_key"`, `ENV["TOKEN"]`, `token?`
+    strong = (
+        rf"(?:{closed}(?::{{0,3}}=|[?+]=|=(?:[^=~]|$)|:{t}|:{t}{{0,4}}[a-z_])|"
+        rf"{q}\]?\??{t}{{0,8}}:|{q}{t}{{0,4}},|>)"
+    )
+    value = rf"{t}{{0,16}}{v}{{8}}"
+    medium = (
+        rf"(?:{closed}(?::{{0,3}}=|[?+]=|=|:{t})|{q}\]?\??{t}{{0,8}}:|{q}{t}{{0,4}},|>){value}|"
+        # `API_KEY: str = "…"`: an annotation between the name and `=`.
+        rf"{closed}:{t}{{0,4}}[a-z_][^=]{{0,120}}={value}"
+    )
+    return strong, medium
+
+
+def _assignment_gates() -> tuple[Gate, ...]:
+    text, raw = _operators("text"), _operators("raw")
+    return (
+        Gate(rf"{_STRONG_KEYWORDS}{_TAIL}{text[0]}", rf"{_STRONG_KEYWORDS}{_TAIL}{raw[0]}"),
+        Gate(rf"{_MEDIUM_KEYWORDS}{_TAIL}(?:{text[1]})", rf"{_MEDIUM_KEYWORDS}{_TAIL}(?:{raw[1]})"),
+    )
+
+
 # Where to look: any of these (case-insensitively) inside a name.
 # A keyword inside a name, the rest of the name, and the start of an operator: cheap enough to
 # run on every string, and it skips the many keywords of prose and code that assign nothing.
 # It runs on the lower-cased text (a case-sensitive alternation is several times faster than
 # an IGNORECASE one in `re`), falling back to IGNORECASE when lower-casing changes the length.
+# (The scanner's gates, `_operators`, are stricter; they decide which parts of a long text
+# this rule reads at all.)
 _CANDIDATE_SOURCE = r"""(?:pass|pwd|secret|token|key|auth|cred|_pw|_pat)(?P<tail>[a-z0-9_.-]{0,80})
     \\?["'`]?\]?\??[ \t]{0,8}[:=>?+,]"""
 _CANDIDATE_LOWER = re.compile(_CANDIDATE_SOURCE, re.VERBOSE)
 _CANDIDATE_ANY_CASE = re.compile(_CANDIDATE_SOURCE, re.VERBOSE | re.IGNORECASE)
+# How far before a gate match's end a candidate may start: a name (80 characters and a
+# keyword), its closing quote and operator, 16 spaces, an annotation of up to 126 characters and
+# 8 characters of value; rounded up.
+_NEAR = 320
+
+
+def _candidate_search(text: str) -> tuple[re.Pattern[str], str]:
+    lowered = text.lower()
+    if len(lowered) == len(text):
+        return _CANDIDATE_LOWER, lowered
+    return _CANDIDATE_ANY_CASE, text
 _NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 _MAX_NAME = 80
 # After the name: a closing quote or subscript (`"api_key":`, `ENV["TOKEN"] =`), an optional
@@ -174,6 +228,7 @@ _NOT_SECRET_WORDS = frozenset(
 _CLOSERS = {")": "(", "]": "[", "}": "{"}
 
 
+@functools.lru_cache(maxsize=4096)
 def classify_name(name: str) -> Strength | None:
     """How strongly a name says that its value is a secret; None when it does not."""
     words = name_words(name)
@@ -356,6 +411,9 @@ def accept_value(
     return True
 
 
+_ASSIGNMENT_GATES = _assignment_gates()
+
+
 @dataclass(frozen=True, slots=True)
 class SensitiveAssignmentRule:
     """Values assigned to names that say they hold a secret."""
@@ -373,6 +431,11 @@ class SensitiveAssignmentRule:
         "_pw",
         "_pat",
     )
+    gates: tuple[Gate, ...] = _ASSIGNMENT_GATES
+    # A gate match ends just past the operator (and a value's first characters); the name
+    # starts at most about 100 characters before, the value runs at most `_MAX_VALUE` after.
+    reach_before: int = 128
+    reach_after: int = _MAX_VALUE + 16
     context_only: bool = False
     reference: str = (
         "dotenv 'Rules' (github.com/motdotla/dotenv); YAML 1.2 §8.2 block mappings; detect-secrets "
@@ -380,12 +443,32 @@ class SensitiveAssignmentRule:
     )
 
     def find(self, text: str, context: ScanContext) -> Iterator[Hit]:
+        pattern, subject = _candidate_search(text)
+        return self._hits(text, context, pattern.finditer(subject))
+
+    def find_near(self, text: str, context: ScanContext, ends: Iterable[int]) -> Iterator[Hit]:
+        """What `find` reports, reading only the names that end near a gate match (`ends`: where
+        the scanner's gates matched, as character offsets). Every hit's name and operator lie
+        within a gate match, and a gate match is shorter than `_NEAR`, so no hit is lost, and
+        a long tool output full of `token: str` annotations costs a few regex steps per gate
+        match instead of a Python step per keyword."""
+        pattern, subject = _candidate_search(text)
+        ranges: list[list[int]] = []
+        for end in sorted(set(ends)):
+            low = max(0, end - _NEAR)
+            if ranges and low <= ranges[-1][1]:
+                ranges[-1][1] = end
+            else:
+                ranges.append([low, end])
+        matches = (
+            m for low, high in ranges for m in pattern.finditer(subject, low, min(high, len(text)))
+        )
+        return self._hits(text, context, matches)
+
+    def _hits(
+        self, text: str, context: ScanContext, candidates: Iterable[re.Match[str]]
+    ) -> Iterator[Hit]:
         resume = 0
-        lowered = text.lower()
-        if len(lowered) == len(text):
-            candidates = _CANDIDATE_LOWER.finditer(lowered)
-        else:
-            candidates = _CANDIDATE_ANY_CASE.finditer(text)
         for candidate in candidates:
             if candidate.start() < resume:
                 continue

@@ -5,6 +5,7 @@ marker; dotenv.py catches them by label."""
 
 from __future__ import annotations
 
+from scrubber.detection.gates import Gate
 from scrubber.detection.rules.base import PatternRule
 from scrubber.detection.rules.values import WORD_END, WORD_START, is_filler
 
@@ -16,6 +17,8 @@ FACEBOOK_ACCESS_TOKEN = PatternRule(
     reference="developers.facebook.com/docs/facebook-login/guides/access-tokens; gitleaks rule "
     "facebook-page-access-token",
     reject=is_filler,
+    # `eaa` is common in base64 text; the token's length is not.
+    gates=(Gate(r"EAA[A-Za-z0-9]{100}", caseless=False),),
 )
 
 FACEBOOK_APP_TOKEN = PatternRule(
@@ -26,6 +29,8 @@ FACEBOOK_APP_TOKEN = PatternRule(
     reference="developers.facebook.com/docs/facebook-login/guides/access-tokens#apptokens; "
     "gitleaks rule facebook-access-token",
     reject=is_filler,
+    # `|` is common punctuation: the app id and secret around it are not.
+    gates=(Gate(r"[0-9]{15}(?:\||%7[Cc])[A-Za-z0-9_-]{27}"),),
 )
 
 RULES = (FACEBOOK_ACCESS_TOKEN, FACEBOOK_APP_TOKEN)

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from scrubber.detection.gates import Gate
 from scrubber.detection.rules.base import PatternRule
 from scrubber.detection.rules.values import WORD_END, WORD_START, is_filler
 
@@ -13,6 +14,8 @@ NOTION_TOKEN = PatternRule(
     anchors=("ntn_", "secret_"),
     reference="developers.notion.com/docs/authorization; gitleaks rule notion-api-token",
     reject=is_filler,
+    # `secret_` starts many names; a 43-character token after it does not.
+    gates=(Gate(r"ntn_[0-9]{11}"), Gate(r"secret_[A-Za-z0-9]{43}"),),
 )
 
 RULES = (NOTION_TOKEN,)

@@ -4,6 +4,7 @@ gitleaks rules 1password-service-account-token, 1password-secret-key)."""
 
 from __future__ import annotations
 
+from scrubber.detection.gates import Gate
 from scrubber.detection.rules.base import PatternRule
 from scrubber.detection.rules.values import WORD_END, WORD_START, is_filler
 
@@ -25,6 +26,8 @@ ONEPASSWORD_SECRET_KEY = PatternRule(
     anchors=("a3-",),
     reference="support.1password.com/secret-key; gitleaks rule 1password-secret-key",
     reject=is_filler,
+    # `a3-` is common in base64 (lockfile hashes); the key's shape is not.
+    gates=(Gate(r"A3-[A-Z0-9]{6}-", caseless=False),),
 )
 
 RULES = (ONEPASSWORD_SERVICE_ACCOUNT_TOKEN, ONEPASSWORD_SECRET_KEY)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 
+from scrubber.detection.gates import Gate
 from scrubber.detection.rules.base import PatternRule
 from scrubber.detection.rules.values import WORD_START, is_filler
 
@@ -28,6 +29,8 @@ VAULT_LEGACY_TOKEN = PatternRule(
     anchors=("token",),
     reference="developer.hashicorp.com/vault/docs/concepts/tokens (pre-1.10 s.<24> tokens)",
     reject=is_filler,
+    # "token" is in most lines; the legacy `s.` + 24 shape is rare.
+    gates=(Gate(r"s\.[A-Za-z0-9]{24}", caseless=False),),
 )
 
 RULES = (VAULT_TOKEN, VAULT_LEGACY_TOKEN)
