@@ -15,6 +15,7 @@ from pathlib import Path
 
 from scrubber import paths
 from scrubber.detection.detect_secrets_adapter import (
+    DetectSecretsConfigKeywords,
     DetectSecretsDetector,
     DetectSecretsShapeDetector,
 )
@@ -100,8 +101,16 @@ class AuditReport:
 
 def build_detectors(policy: Policy) -> tuple[Detector, ...]:
     """Our rules plus detect-secrets' plugins, minus what the policy disables."""
-    detectors: list[Detector] = [*ALL_RULES, DetectSecretsDetector(), DetectSecretsShapeDetector()]
+    detectors: list[Detector] = [
+        *ALL_RULES,
+        DetectSecretsDetector(),
+        DetectSecretsShapeDetector(),
+        DetectSecretsConfigKeywords(),
+    ]
     disabled = set(policy.detection.disabled_detectors)
+    if DetectSecretsDetector.name in disabled:
+        # One detector to the user: the keyword plugin's config-file half goes with it.
+        disabled.add(DetectSecretsConfigKeywords.name)
     return tuple(d for d in detectors if d.name not in disabled)
 
 

@@ -9,6 +9,7 @@ in `requests`), so the import happens on the first `find`, never on the status l
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -85,26 +86,40 @@ _PLUGIN_GATES: dict[str, tuple[Gate, ...]] = {
 }
 
 
+_KEYWORDS = (
+    r"(?:api_?key|auth_?key|service_?key|account_?key|db_?key|database_?key|priv_?key|"
+    r"private_?key|client_?key|db_?pass|database_?pass|key_?pass|password|passwd|pwd|secret|"
+    r"contrase)"
+)
+_CLOSING = {"text": r"""[\]'"]{0,2}""", "raw": r"""(?:\]|'|\\{1,7}"){0,2}"""}
+_QUOTE = {"text": r"""["'`]""", "raw": QUOTE_RAW}
+
+
 def _keyword_gates() -> tuple[Gate, ...]:
-    """Necessary conditions of the keyword plugin's regexes (detect_secrets/plugins/keyword.py):
-    a denylisted keyword, the rest of the word, then `:`, `=`, `!=`, `[n]=`, `.assign(` or `(`;
-    or a quoted value and `;` after it; or a comparison sign right before the word."""
-    keywords = (
-        r"(?:api_?key|auth_?key|service_?key|account_?key|db_?key|database_?key|priv_?key|"
-        r"private_?key|client_?key|db_?pass|database_?pass|key_?pass|password|passwd|pwd|secret|"
-        r"contrase)"
+    """Necessary conditions of the keyword plugin's regexes where values must be quoted
+    (detect_secrets/plugins/keyword.py: every file type but config files and Go): a denylisted
+    keyword, the rest of the word, an operator (`:`, `=`, `!=`, `=>`, `[n] =`) and a quote; or
+    `(` / `.assign(` and a quote; or a quoted value and `;` after it; or a comparison sign right
+    before the word. `password: str` and `password_hash = hash(…)` wake nothing."""
+    built: dict[str, str] = {}
+    for form in ("text", "raw"):
+        closing, quote = _CLOSING[form], _QUOTE[form]
+        built[form] = (
+            rf"{_KEYWORDS}(?:{WORD}*(?:(?:{closing}|\[[0-9]*\]){WS}*[:!=]{{1,3}}>?{WS}*@?{quote}|"
+            rf"(?:.assign)?\({quote})|\S*{WS}*{quote}[^'\"]*{quote};)"
+        )
+    preceded = rf"[!=]={WS}*{WORD}*{_KEYWORDS}"
+    return (Gate(built["text"], built["raw"]), Gate(preceded))
+
+
+def _unquoted_keyword_gates() -> tuple[Gate, ...]:
+    """The same where a value may stand bare (config files, Go): keyword, word, operator."""
+    return (
+        Gate(
+            rf"{_KEYWORDS}{WORD}*{_CLOSING['text']}{WS}*(?::|=|!=)",
+            rf"{_KEYWORDS}{WORD}*{_CLOSING['raw']}{WS}*(?::|=|!=)",
+        ),
     )
-    closing = {"text": r"""[\]'"]{0,2}""", "raw": r"""(?:\]|'|\\{1,7}"){0,2}"""}
-    quote = {"text": r"""["'`]""", "raw": QUOTE_RAW}
-    # FOLLOWED_BY_QUOTES_AND_SEMICOLON: the keyword, non-space characters, a quoted value with
-    # no quote inside, then `;`.
-    follows = {
-        form: rf"{keywords}(?:{WORD}*(?:{closing[form]}{WS}*(?::|=|!=)|\[[0-9]*\]{WS}*[!=]|"
-        rf".assign\(|\()|\S*{WS}*{quote[form]}[^'\"]*{quote[form]};)"
-        for form in ("text", "raw")
-    }
-    preceded = rf"[!=]={WS}*{WORD}*{keywords}"
-    return (Gate(follows["text"], follows["raw"]), Gate(preceded))
 
 
 # Kinds for findings, by plugin (kebab-case, matching ours where the thing is the same).
@@ -157,6 +172,8 @@ class _Loaded:
     keyword_plugin: Any
     keyword_regexes_by_type: dict[Any, dict[re.Pattern[str], int]]
     keyword_default: dict[re.Pattern[str], int]
+    # The regex sets (config files, Go) in which a keyword's value may stand without quotes.
+    unquoted_sets: tuple[dict[re.Pattern[str], int], ...]
     determine_file_type: Any
     entropy_plugins: tuple[tuple[Any, str], ...]
     filters: tuple[Any, ...]
@@ -173,6 +190,8 @@ def _load() -> _Loaded:
         HexHighEntropyString,
     )
     from detect_secrets.plugins.keyword import (
+        CONFIG_DENYLIST_REGEX_TO_GROUP,
+        GOLANG_DENYLIST_REGEX_TO_GROUP,
         QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP,
         REGEX_BY_FILETYPE,
         KeywordDetector,
@@ -200,7 +219,8 @@ def _load() -> _Loaded:
         keyword_plugin=KeywordDetector(),
         keyword_regexes_by_type=REGEX_BY_FILETYPE,
         keyword_default=QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP,
-        determine_file_type=determine_file_type,
+        unquoted_sets=(CONFIG_DENYLIST_REGEX_TO_GROUP, GOLANG_DENYLIST_REGEX_TO_GROUP),
+        determine_file_type=functools.lru_cache(maxsize=1024)(determine_file_type),
         entropy_plugins=(
             (Base64HighEntropyString(), "high-entropy-base64"),
             (HexHighEntropyString(), "high-entropy-hex"),
@@ -269,6 +289,58 @@ def _shared_plugins() -> _Loaded:
     if _LOADED is None:
         _LOADED = _load()
     return _LOADED
+
+
+def _keyword_regexes(loaded: _Loaded, context: ScanContext) -> dict[re.Pattern[str], int]:
+    if not context.file_name:
+        return loaded.keyword_default
+    file_type = loaded.determine_file_type(context.file_name)
+    found: dict[re.Pattern[str], int] = loaded.keyword_regexes_by_type.get(
+        file_type, loaded.keyword_default
+    )
+    return found
+
+
+def _takes_bare_values(loaded: _Loaded, regexes: dict[re.Pattern[str], int]) -> bool:
+    return any(regexes is bare for bare in loaded.unquoted_sets)
+
+
+def _keyword_hits(
+    loaded: _Loaded, text: str, regexes: dict[re.Pattern[str], int], keywords: Sequence[str]
+) -> Iterator[Hit]:
+    lowered = text.lower()
+    lines: dict[int, int] = {}
+    for keyword in keywords:
+        position = lowered.find(keyword)
+        while position >= 0:
+            line_start = text.rfind("\n", 0, position) + 1
+            if line_start not in lines:
+                line_end = text.find("\n", position)
+                line_end = len(text) if line_end < 0 else line_end
+                if _ASSIGNMENT_AFTER.match(lowered, position + len(keyword)) or any(
+                    sign in lowered[line_start:position] for sign in _COMPARISON
+                ):
+                    lines[line_start] = line_end
+                    position = line_end
+            position = lowered.find(keyword, position + 1)
+    for line_start, line_end in sorted(lines.items()):
+        line = text[line_start:line_end]
+        for regex, group in regexes.items():
+            for match in regex.finditer(line):
+                start, end = match.span(group)
+                if start < 0 or end <= start:
+                    continue
+                value = line[start:end]
+                if any(f(value) for f in loaded.filters) or _not_a_value(value):
+                    continue
+                if loaded.is_likely_id_string(value, line) or loaded.is_indirect_reference(line):
+                    continue
+                yield Hit(
+                    line_start + start,
+                    line_start + end,
+                    "keyword-value",
+                    f"{DETECTOR_NAME}:KeywordDetector",
+                )
 
 
 # A cheap shape that any match of a literal-less plugin must contain, so that its regexes run
@@ -351,54 +423,13 @@ class DetectSecretsDetector:
             if plugin.anchors and not present.isdisjoint(plugin.anchors):
                 yield from _plugin_hits(plugin, text)
         keywords = [k for k in _KEYWORD_LITERALS if k in present]
-        if keywords:
-            yield from self._keyword_hits(loaded, text, context, keywords)
+        regexes = _keyword_regexes(loaded, context)
+        # Where values may be bare (config files, Go), DetectSecretsConfigKeywords reads them,
+        # woken by gates that do not ask for a quote; here and in a credential source, this one.
+        if keywords and (context.sensitive or not _takes_bare_values(loaded, regexes)):
+            yield from _keyword_hits(loaded, text, regexes, keywords)
         if context.sensitive:
             yield from self._entropy_hits(loaded, text)
-
-    def _keyword_hits(
-        self, loaded: _Loaded, text: str, context: ScanContext, keywords: Sequence[str]
-    ) -> Iterator[Hit]:
-        regexes = loaded.keyword_default
-        if context.file_name:
-            regexes = loaded.keyword_regexes_by_type.get(
-                loaded.determine_file_type(context.file_name), regexes
-            )
-        lowered = text.lower()
-        lines: dict[int, int] = {}
-        for keyword in keywords:
-            position = lowered.find(keyword)
-            while position >= 0:
-                line_start = text.rfind("\n", 0, position) + 1
-                if line_start not in lines:
-                    line_end = text.find("\n", position)
-                    line_end = len(text) if line_end < 0 else line_end
-                    if _ASSIGNMENT_AFTER.match(lowered, position + len(keyword)) or any(
-                        sign in lowered[line_start:position] for sign in _COMPARISON
-                    ):
-                        lines[line_start] = line_end
-                        position = line_end
-                position = lowered.find(keyword, position + 1)
-        for line_start, line_end in sorted(lines.items()):
-            line = text[line_start:line_end]
-            for regex, group in regexes.items():
-                for match in regex.finditer(line):
-                    start, end = match.span(group)
-                    if start < 0 or end <= start:
-                        continue
-                    value = line[start:end]
-                    if any(f(value) for f in loaded.filters) or _not_a_value(value):
-                        continue
-                    if loaded.is_likely_id_string(value, line) or loaded.is_indirect_reference(
-                        line
-                    ):
-                        continue
-                    yield Hit(
-                        line_start + start,
-                        line_start + end,
-                        "keyword-value",
-                        f"{DETECTOR_NAME}:KeywordDetector",
-                    )
 
     def _entropy_hits(self, loaded: _Loaded, text: str) -> Iterator[Hit]:
         for plugin, kind in loaded.entropy_plugins:
@@ -413,3 +444,33 @@ class DetectSecretsDetector:
                 if any(f(value) for f in loaded.filters):
                     continue
                 yield Hit(start, end, kind, f"{DETECTOR_NAME}:{type(plugin).__name__}")
+
+
+class DetectSecretsConfigKeywords:
+    """detect-secrets' keyword plugin where a value may stand without quotes: config files
+    (YAML, INI, TOML, properties, .cfg/.conf) and Go, as the plugin decides from a file's name.
+    Its gates need no quote, so they wake on `password: str` in any code; it then reads only
+    strings known to come from such a file (a Read, Write or Edit of it). Disabled with
+    `detect-secrets` (see scrubber.pipeline.build_detectors)."""
+
+    name = DETECTOR_NAME + "-config-keywords"
+    context_only = False
+    anchors: tuple[str, ...] = tuple(a for a in _KEYWORD_LITERALS if a.isascii())
+    gates: tuple[Gate, ...] = _unquoted_keyword_gates()
+    reach_before = 2048
+    reach_after = 2048
+
+    def __init__(self) -> None:
+        self._literal_set = literal_set([a.encode() for a in _KEYWORD_LITERALS])
+
+    def find(self, text: str, context: ScanContext) -> Iterator[Hit]:
+        if context.sensitive or not context.file_name:
+            return  # DetectSecretsDetector reads these
+        loaded = _shared_plugins()
+        regexes = _keyword_regexes(loaded, context)
+        if not _takes_bare_values(loaded, regexes):
+            return
+        present = self._literal_set.present(text.encode("utf-8", "surrogatepass"))
+        keywords = [_KEYWORD_LITERALS[i] for i in sorted(present)]
+        if keywords:
+            yield from _keyword_hits(loaded, text, regexes, keywords)

@@ -64,7 +64,7 @@ def literal_gate(anchor: str) -> Gate | None:
         prefix += ch
     if not prefix:
         return None
-    if any(ch == '"' or ch == "\\" or ord(ch) < 0x20 for ch in prefix):
+    if any(ch in {'"', "\\"} or ord(ch) < 0x20 for ch in prefix):
         raise ValueError(f"an anchor must not hold a character JSON escapes: {anchor!r}")
     return Gate("".join(_escape_byte(ch) for ch in prefix))
 

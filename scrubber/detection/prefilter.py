@@ -151,7 +151,9 @@ class PythonGateMatcher:
         return {i for i, pattern in enumerate(self._raw) if pattern.search(data)}
 
     def events(self, data: bytes) -> list[tuple[int, int]]:
-        return [(i, m.end()) for i, pattern in enumerate(self._text) for m in pattern.finditer(data)]
+        return [
+            (i, m.end()) for i, pattern in enumerate(self._text) for m in pattern.finditer(data)
+        ]
 
 
 class HyperscanGateMatcher:
@@ -244,7 +246,7 @@ def _store_databases(path: Path, hyperscan: Any, raw: Any, text: Any) -> None:
         try:
             with os.fdopen(fd, "wb") as out:
                 out.write(struct.pack(">Q", len(raw_bytes)) + raw_bytes + text_bytes)
-            os.replace(temp, path)
+            temp.replace(path)
         finally:
             with contextlib.suppress(FileNotFoundError):
                 temp.unlink()

@@ -20,13 +20,13 @@ from scrubber.detection.context import ToolCall, describe_tool_use
 from scrubber.detection.detector import PLAIN, Detector, ScanContext, SourceKind
 from scrubber.detection.finding import Hit, resolve_overlaps
 from scrubber.detection.fingerprint import Fingerprinter
+from scrubber.detection.gates import Gate, gates_of
 from scrubber.detection.placeholder import (
     PLACEHOLDER_PREFIX,
     PLACEHOLDER_RE,
     make_placeholder,
     mask_placeholders,
 )
-from scrubber.detection.gates import Gate, gates_of
 from scrubber.detection.prefilter import gate_matcher
 from scrubber.detection.rules.base import PatternRule
 from scrubber.policy.model import Allowlist
@@ -78,6 +78,8 @@ _FAR_REACH = 16384
 _GATE_SLACK = 320
 _LINE_SLACK = 256
 _SOURCE_LABEL_MAX = 120
+# Tool calls remembered per file (see FileScan._register_calls).
+_MAX_CALLS = 8192
 
 
 # Public prefixes a masked preview may show (they name the vendor, not the secret).
@@ -262,33 +264,37 @@ class SecretScanner:
             text = mask_placeholders(text)
         index = self._index
         detectors = index.detectors
-        hits: list[Hit] = []
+        # (detector index, hit): hits are put in detector order before overlaps are resolved,
+        # so that of two equal spans the first detector's kind wins (a vendor's token format
+        # over the generic "value of a secret-named variable"), however the hits were found.
+        found: list[tuple[int, Hit]] = []
         if context.sensitive:
             # A credential source: every detector reads all of it (the gates describe what a
             # value must look like elsewhere; here the name alone says it is a secret).
             for i in index.everyone:
-                hits.extend(detectors[i].find(text, context))
+                found.extend((i, hit) for hit in detectors[i].find(text, context))
         elif line_detectors is None or line_detectors:
             events = index.events(text)
             for i in index.needs_context.intersection(events):
                 del events[i]
-            near = index.near
-            for i in near.intersection(events):
+            for i in index.near.intersection(events):
                 # Detectors that read only around their gate matches, whatever the length.
-                hits.extend(detectors[i].find_near(text, context, events.pop(i)))  # type: ignore[attr-defined]
+                near = detectors[i].find_near(text, context, events.pop(i))  # type: ignore[attr-defined]
+                found.extend((i, hit) for hit in near)
             if len(text) <= _WINDOW_THRESHOLD:
-                for i in sorted(events):
-                    hits.extend(detectors[i].find(text, context))
+                for i in events:
+                    found.extend((i, hit) for hit in detectors[i].find(text, context))
             else:
                 # A long tool output: run each detector only around its gate matches.
                 for region_start, region_end, dets in index.windows(events, len(text)):
                     start, end = _widen_to_lines(text, region_start, region_end)
                     piece = text[start:end]
-                    for i in sorted(dets):
+                    for i in dets:
                         for hit in detectors[i].find(piece, context):
-                            hits.append(
-                                Hit(hit.start + start, hit.end + start, hit.kind, hit.detector)
-                            )
+                            moved = Hit(hit.start + start, hit.end + start, hit.kind, hit.detector)
+                            found.append((i, moved))
+        found.sort(key=lambda item: item[0])
+        hits = [hit for _, hit in found]
         # A value that already holds a placeholder was redacted: what is left of it (say
         # `SECRET=` before a placeholder) is not the whole value, and flagging it would make a
         # second redaction change the file.
@@ -405,21 +411,30 @@ class FileScan:
                 m.group(1).decode("utf-8", "replace") in self._sensitive_calls
                 for m in _TOOL_USE_ID.finditer(data)
             )
-        if (
-            not woken
-            and not is_call
-            and not sensitive
-            and _may_be_whole_object(data)
-            and not credential_member
-        ):
+        quiet = not woken and not sensitive and not credential_member
+        if quiet and not is_call and _may_be_whole_object(data):
             return None
-        return self.scan_line(parse_line(raw), woken)
+        return self.scan_line(parse_line(raw), woken, quiet=quiet)
 
-    def scan_line(self, line: Line, woken: frozenset[int] | None = None) -> LineScan:
+    def scan_line(
+        self, line: Line, woken: frozenset[int] | None = None, *, quiet: bool = False
+    ) -> LineScan:
+        """Scan one parsed line. `quiet`: the raw line woke no detector, answers no sensitive
+        call and has no credential-named member, so unless it makes a sensitive call itself
+        (a Write of `.env`), its strings need not be walked; its tool calls are still noted."""
         scanner = self._scanner
         if woken is None:
             woken = scanner._index.line_detectors(line.raw.data.replace(b"\\/", b"/"))
         record = line.record
+        if record is not None and quiet and not self._register_calls(record):
+            uuid = record.get("uuid")
+            session = record.get("sessionId")
+            return LineScan(
+                line,
+                uuid if isinstance(uuid, str) else None,
+                session if isinstance(session, str) else None,
+                (),
+            )
         if record is None:
             # Not a JSON object (a torn last line, say): scan it as plain text.
             leaves: tuple[LeafScan, ...] = ()
@@ -429,7 +444,8 @@ class FileScan:
                     leaves = (LeafScan(None, found, False, None),)
             return LineScan(line, None, None, leaves)
         walk = _Walk(self._calls, [], woken)
-        self._register_calls(record)
+        if not quiet:
+            self._register_calls(record)
         self._walk_record(record, walk)
         uuid = record.get("uuid")
         session = record.get("sessionId")
@@ -442,7 +458,12 @@ class FileScan:
 
     # -- tool calls -------------------------------------------------------------------------
 
-    def _register_calls(self, record: Mapping[str, Any]) -> None:
+    def _register_calls(self, record: Mapping[str, Any]) -> bool:
+        """Note the record's tool calls; True when one of them touches a credential source.
+        Only the most recent `_MAX_CALLS` are kept: a result follows its call closely, and
+        memory must not grow with the file."""
+        sensitive = False
+        calls = self._calls
         for block in _content_blocks(record):
             if block.get("type") != "tool_use":
                 continue
@@ -451,9 +472,17 @@ class FileScan:
             if not isinstance(call_id, str) or not isinstance(name, str):
                 continue
             call = describe_tool_use(name, block.get("input"))
-            self._calls[call_id] = call
+            calls.pop(call_id, None)
+            calls[call_id] = call
             if call.source is not SourceKind.UNKNOWN:
                 self._sensitive_calls.add(call_id)
+                sensitive = True
+            while len(calls) > _MAX_CALLS:
+                oldest = next(iter(calls))
+                del calls[oldest]
+                self._sensitive_calls.discard(oldest)
+                self._labels.pop(oldest, None)
+        return sensitive
 
     def _label(self, call_id: str) -> str | None:
         label = self._labels.get(call_id)

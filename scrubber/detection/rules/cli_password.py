@@ -137,7 +137,12 @@ CURL_USER_PASSWORD = PatternRule(
     reference="curl.se/docs/manpage.html#-u (-u user:password); gitleaks rule curl-auth-user",
     reject=_not_a_password,
     # `http` and `xh` are everywhere; the `-u user:` flag is not.
-    gates=(Gate(rf"{WS}(?:-u|--user|--proxy-user)(?:=|{WS}*)(?:\\?['\"])?[^\s:'\"\\]*(?:\\?['\"])?:", raw=rf"{WS}(?:-u|--user|--proxy-user)(?:=|{WS}*)(?:\\{{0,3}}['\"])?[^\s:'\"]*(?:\\{{0,3}}['\"])?:"),),
+    gates=(
+        Gate(
+            rf"{WS}(?:-u|--user|--proxy-user)(?:=|{WS}*)(?:\\?['\"])?[^\s:'\"\\]*(?:\\?['\"])?:",
+            raw=rf"{WS}(?:-u|--user|--proxy-user)(?:=|{WS}*)(?:\\{{0,3}}['\"])?[^\s:'\"]*(?:\\{{0,3}}['\"])?:",
+        ),
+    ),
 )
 
 SUDO_STDIN_PASSWORD = PatternRule(

@@ -50,7 +50,9 @@ NETRC_PASSWORD = PatternRule(
     reference="GNU inetutils manual, 'The .netrc file'; curl --netrc",
     reject=_reject_value,
     # `password` is common in prose; after `machine` or `default` it is rare.
-    gates=(Gate(rf"(?:machine|default)[\s\S]*password{WS}", raw=rf"(?:machine|default).*password{WS}"),),
+    gates=(
+        Gate(rf"(?:machine|default)[\s\S]*password{WS}", raw=rf"(?:machine|default).*password{WS}"),
+    ),
 )
 
 # A grep hit in a netrc file (`~/.netrc:3:  password …`) has lost its `machine` line.
@@ -111,7 +113,9 @@ class PgpassRule:
     # `:` is in every line; `:port:db:user:` is not. On a raw line, a field may hold a
     # `\uXXXX` escape, so backslashes are allowed there.
     gates: tuple[Gate, ...] = (
-        Gate(r":(?:[0-9]{1,5}|\*):[^:\s\\]+:[^:\s\\]+:", raw=r":(?:[0-9]{1,5}|\*):[^:\s]+:[^:\s]+:"),
+        Gate(
+            r":(?:[0-9]{1,5}|\*):[^:\s\\]+:[^:\s\\]+:", raw=r":(?:[0-9]{1,5}|\*):[^:\s]+:[^:\s]+:"
+        ),
     )
     context_only: bool = False
     reference: str = "postgresql.org/docs/current/libpq-pgpass.html"
@@ -168,7 +172,12 @@ DOCKER_CONFIG_AUTH = PatternRule(
     "base64 user:password)",
     reject=_not_docker_auth,
     # "auth" is common; a JSON `"auth": "<base64>"` member is not.
-    gates=(Gate(rf"auth\\?\"{WS}*:{WS}*\\?\"[A-Za-z0-9+/]{{6}}", raw=rf"auth\\*\"{WS}*:{WS}*\\*\"[A-Za-z0-9+/]{{6}}"),),
+    gates=(
+        Gate(
+            rf"auth\\?\"{WS}*:{WS}*\\?\"[A-Za-z0-9+/]{{6}}",
+            raw=rf"auth\\*\"{WS}*:{WS}*\\*\"[A-Za-z0-9+/]{{6}}",
+        ),
+    ),
 )
 
 
@@ -201,7 +210,12 @@ NPMRC_AUTH = PatternRule(
     reference="docs.npmjs.com/cli/v10/configuring-npm/npmrc (auth-related configuration)",
     reject=_npmrc_placeholder,  # `_authToken=MYTOKEN` in documentation
     # `_auth` and `_password` start many names; followed by `=` they are rare.
-    gates=(Gate(r"_(?:authtoken|auth|password)[ \t]{0,4}=", raw=r"_(?:authtoken|auth|password)(?:[ \t]|\\t){0,4}="),),
+    gates=(
+        Gate(
+            r"_(?:authtoken|auth|password)[ \t]{0,4}=",
+            raw=r"_(?:authtoken|auth|password)(?:[ \t]|\\t){0,4}=",
+        ),
+    ),
 )
 
 RULES = (

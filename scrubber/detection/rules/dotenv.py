@@ -145,7 +145,7 @@ def _operators(form: str) -> tuple[str, str]:
     name, the operator and then at least 8 characters with no space (such values must be
     credential-shaped). A name holding `pass`, `pwd`, `secret`, `cred` or `pw` may be STRONG;
     any other name is MEDIUM or KEY. So `token: Session` and `"input_tokens": 57` are passed
-    over, `password: hunter2` and `api_key = "…"` are not."""
+    over, `password: …` and `api_key = "…"` are not."""
     if form == "text":
         q, t, v = r"""\\?["'`]""", r"[ \t]", r"[^ \n]"
     else:
@@ -194,6 +194,8 @@ def _candidate_search(text: str) -> tuple[re.Pattern[str], str]:
     if len(lowered) == len(text):
         return _CANDIDATE_LOWER, lowered
     return _CANDIDATE_ANY_CASE, text
+
+
 _NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 _MAX_NAME = 80
 # After the name: a closing quote or subscript (`"api_key":`, `ENV["TOKEN"] =`), an optional

@@ -15,7 +15,10 @@ NOTION_TOKEN = PatternRule(
     reference="developers.notion.com/docs/authorization; gitleaks rule notion-api-token",
     reject=is_filler,
     # `secret_` starts many names; a 43-character token after it does not.
-    gates=(Gate(r"ntn_[0-9]{11}"), Gate(r"secret_[A-Za-z0-9]{43}"),),
+    gates=(
+        Gate(r"ntn_[0-9]{11}"),
+        Gate(r"secret_[A-Za-z0-9]{43}"),
+    ),
 )
 
 RULES = (NOTION_TOKEN,)

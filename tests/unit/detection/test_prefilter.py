@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scrubber.detection import prefilter
+from scrubber.detection.gates import literal_gate
 from scrubber.detection.prefilter import (
     HyperscanLiteralSet,
     LiteralSet,
@@ -21,7 +22,6 @@ from scrubber.detection.prefilter import (
     literal_set,
     load_hyperscan,
 )
-from scrubber.detection.gates import literal_gate
 from scrubber.errors import UsageError
 from scrubber.pipeline import build_detectors
 from scrubber.policy.model import Policy
