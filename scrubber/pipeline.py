@@ -6,14 +6,16 @@ returns values; the CLI renders them. Nothing here prints.
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import stat
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from scrubber import paths
+from scrubber.detection.context import ToolCall
 from scrubber.detection.detect_secrets_adapter import (
     DetectSecretsConfigKeywords,
     DetectSecretsDetector,
@@ -34,6 +36,9 @@ Progress = Callable[[int], None]  # called with the number of bytes just process
 FINGERPRINT_SHOWN = 16  # hex characters of the keyed fingerprint shown in reports
 _TEXT_BLOCK = 1 << 20  # text side files are scanned in blocks of about this many bytes
 _BINARY_SNIFF = 8192
+# Parallel scanning of one transcript (see scan_jobs).
+_MAX_JOBS = 4
+_BYTES_PER_JOB = 16 << 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -273,6 +278,25 @@ def audit_file(
     return result
 
 
+def scan_jobs(size: int, env: Mapping[str, str] | None = None) -> int:
+    """How many processes scan a transcript of `size` bytes: one per usable core (at most
+    `_MAX_JOBS`), and one per `_BYTES_PER_JOB` at most, so small files never pay for a fork.
+    `SCRUB_JOBS=1` turns parallel scanning off; it needs the `fork` start method (Linux)."""
+    env = os.environ if env is None else env
+    wanted = env.get("SCRUB_JOBS", "").strip()
+    if wanted:
+        try:
+            jobs = max(1, int(wanted))
+        except ValueError:
+            raise UsageError(f"SCRUB_JOBS={wanted!r}: expected a whole number") from None
+    else:
+        affinity = getattr(os, "sched_getaffinity", None)
+        jobs = min(len(affinity(0)) if affinity else (os.cpu_count() or 1), _MAX_JOBS)
+    if "fork" not in multiprocessing.get_all_start_methods():
+        return 1
+    return max(1, min(jobs, size // _BYTES_PER_JOB))
+
+
 def _scan_transcript(
     stream: object,
     target: ScanTarget,
@@ -280,6 +304,10 @@ def _scan_transcript(
     result: FileAudit,
     progress: Progress | None,
 ) -> None:
+    jobs = scan_jobs(result.size)
+    if jobs > 1:
+        _scan_transcript_in_parts(target, scanner, result, progress, jobs)
+        return
     file_scan = scanner.new_file_scan()
     pending = 0
     for raw in iter_raw_lines(stream):  # type: ignore[arg-type]
@@ -295,6 +323,111 @@ def _scan_transcript(
         result.findings.extend(_findings_of(scan, target))
     if progress and pending:
         progress(pending)
+
+
+@dataclass(slots=True)
+class _PartScan:
+    """What one process found in one part of a transcript (line numbers within the part)."""
+
+    lines: int = 0
+    findings: list[Finding] = field(default_factory=list)
+    problems: list[tuple[int, str]] = field(default_factory=list)
+    # Lines that answer a tool call made before the part began: (byte offset, line number).
+    deferred: list[tuple[int, int]] = field(default_factory=list)
+    calls: dict[str, ToolCall] = field(default_factory=dict)
+
+
+# The scanner a forked part-scanning process inherits (set just before the pool forks).
+_PART_SCANNER: SecretScanner | None = None
+
+
+def _scan_part(job: tuple[ScanTarget, int, int, bool]) -> _PartScan:
+    """Scan the lines that start in [start, end) of a transcript, in a forked process."""
+    target, start, end, first = job
+    scanner = _PART_SCANNER
+    assert scanner is not None  # noqa: S101 - set by the parent before forking
+    part = _PartScan()
+    file_scan = scanner.new_file_scan()
+    with target.path.open("rb") as stream:
+        stream.seek(start)
+        for raw in iter_raw_lines(stream, offset=start, number=1):
+            if raw.offset >= end:
+                break
+            part.lines = raw.number
+            if not first and file_scan.answers_unknown_call(raw):
+                part.deferred.append((raw.offset, raw.number))
+                continue
+            scan = file_scan.scan_raw(raw)
+            if scan is None:
+                continue
+            if scan.line.problem is not None and scan.line.problem != "blank":
+                part.problems.append((raw.number, scan.line.problem.value))
+            part.findings.extend(_findings_of(scan, target))
+    part.calls = file_scan.calls_seen()
+    return part
+
+
+def _part_bounds(path: Path, size: int, jobs: int) -> list[tuple[int, int]]:
+    """[start, end) byte ranges of about equal size, each starting at a line start."""
+    starts = [0]
+    with path.open("rb") as stream:
+        for i in range(1, jobs):
+            stream.seek(max(size * i // jobs - 1, starts[-1]))
+            stream.readline()  # to the start of the next line
+            position = stream.tell()
+            if position >= size:
+                break
+            if position > starts[-1]:
+                starts.append(position)
+    return list(zip(starts, [*starts[1:], size], strict=True))
+
+
+def _scan_transcript_in_parts(
+    target: ScanTarget,
+    scanner: SecretScanner,
+    result: FileAudit,
+    progress: Progress | None,
+    jobs: int,
+) -> None:
+    """Scan a large transcript in `jobs` processes, one part each, with the same findings as
+    one process: a part's lines that answer a tool call made in an earlier part (its first
+    few, usually) are scanned afterwards, here, knowing every call made before them."""
+    global _PART_SCANNER  # noqa: PLW0603 - handed to the forked processes, never shared live
+    bounds = _part_bounds(target.path, result.size, jobs)
+    work = [(target, start, end, i == 0) for i, (start, end) in enumerate(bounds)]
+    _PART_SCANNER = scanner
+    try:
+        with multiprocessing.get_context("fork").Pool(len(work)) as pool:
+            parts = []
+            for part, (start, end) in zip(pool.imap(_scan_part, work), bounds, strict=True):
+                parts.append(part)
+                if progress:
+                    progress(end - start)
+    finally:
+        _PART_SCANNER = None
+    before = 0
+    known: dict[str, ToolCall] = {}
+    with target.path.open("rb") as stream:
+        for part in parts:
+            shift = before
+            result.findings.extend(replace(f, line=f.line + shift) for f in part.findings)
+            result.problems.extend((n + shift, problem) for n, problem in part.problems)
+            if part.deferred:
+                file_scan = scanner.new_file_scan()
+                file_scan.remember_calls(known)
+                for offset, number in part.deferred:
+                    stream.seek(offset)
+                    raw = next(iter_raw_lines(stream, offset=offset, number=number + shift))
+                    scan = file_scan.scan_raw(raw)
+                    if scan is None:
+                        continue
+                    if scan.line.problem is not None and scan.line.problem != "blank":
+                        result.problems.append((raw.number, scan.line.problem.value))
+                    result.findings.extend(_findings_of(scan, target))
+            known.update(part.calls)
+            before += part.lines
+    result.findings.sort(key=lambda f: f.line)  # stable: within a line, the walk order
+    result.problems.sort()
 
 
 def _findings_of(scan: LineScan, target: ScanTarget) -> Iterator[Finding]:

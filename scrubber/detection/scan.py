@@ -458,6 +458,34 @@ class FileScan:
 
     # -- tool calls -------------------------------------------------------------------------
 
+    def answers_unknown_call(self, raw: RawLine) -> bool:
+        """Whether a raw line answers a tool call this scan has not seen (its results or the
+        progress of a running command). A scan that starts in the middle of a file (one part
+        of a parallel scan) hands such lines back, to be scanned where the call is known."""
+        data = raw.data
+        if _TOOL_USE_ID_MARK not in data and _PARENT_TOOL_MARK not in data:
+            return False
+        calls = self._calls
+        return any(
+            m.group(1).decode("utf-8", "replace") not in calls for m in _TOOL_USE_ID.finditer(data)
+        )
+
+    def calls_seen(self) -> dict[str, ToolCall]:
+        """The tool calls this scan remembers (the most recent ones), in the order made."""
+        return dict(self._calls)
+
+    def remember_calls(self, calls: Mapping[str, ToolCall]) -> None:
+        """Take over tool calls seen by an earlier scan of the same file (in order)."""
+        for call_id, call in calls.items():
+            self._calls.pop(call_id, None)
+            self._calls[call_id] = call
+            if call.source is not SourceKind.UNKNOWN:
+                self._sensitive_calls.add(call_id)
+        while len(self._calls) > _MAX_CALLS:
+            oldest = next(iter(self._calls))
+            del self._calls[oldest]
+            self._sensitive_calls.discard(oldest)
+
     def _register_calls(self, record: Mapping[str, Any]) -> bool:
         """Note the record's tool calls; True when one of them touches a credential source.
         Only the most recent `_MAX_CALLS` are kept: a result follows its call closely, and

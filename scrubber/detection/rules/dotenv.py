@@ -133,7 +133,6 @@ _KEY_NOT_SECRET = frozenset(
     }
 )  # fmt: skip
 
-_STRONG_KEYWORDS = r"(?:pass|pwd|secret|cred|pw)"
 _MEDIUM_KEYWORDS = r"(?:token|key|auth|_pat)"
 _TAIL = r"[a-z0-9_.-]{0,80}"
 
@@ -143,7 +142,8 @@ def _operators(form: str) -> tuple[str, str]:
     where every string is read whole), as regex text for decoded text (`text`) or a raw JSONL
     line (`raw`): for a STRONG name, an operator the value reader accepts; for a MEDIUM or KEY
     name, the operator and then at least 8 characters with no space (such values must be
-    credential-shaped). A name holding `pass`, `pwd`, `secret`, `cred` or `pw` may be STRONG;
+    credential-shaped). A name holding `pass`, `pwd`, `secret`, `cred` or ending in `pw` may
+    be STRONG;
     any other name is MEDIUM or KEY. So `token: Session` and `"input_tokens": 57` are passed
     over, `password: …` and `api_key = "…"` are not."""
     if form == "text":
@@ -166,8 +166,11 @@ def _operators(form: str) -> tuple[str, str]:
 
 def _assignment_gates() -> tuple[Gate, ...]:
     text, raw = _operators("text"), _operators("raw")
+    # `pw` makes a name STRONG only as its last word (`SMTP_PW`, `dbPw`), so nothing may
+    # follow it; base64 is full of `pw` followed by other letters.
+    strong = r"(?:(?:pass|pwd|secret|cred)" + _TAIL + "|pw)"
     return (
-        Gate(rf"{_STRONG_KEYWORDS}{_TAIL}{text[0]}", rf"{_STRONG_KEYWORDS}{_TAIL}{raw[0]}"),
+        Gate(rf"{strong}{text[0]}", rf"{strong}{raw[0]}"),
         Gate(rf"{_MEDIUM_KEYWORDS}{_TAIL}(?:{text[1]})", rf"{_MEDIUM_KEYWORDS}{_TAIL}(?:{raw[1]})"),
     )
 
