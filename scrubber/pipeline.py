@@ -6,7 +6,6 @@ returns values; the CLI renders them. Nothing here prints.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import stat
 from collections import Counter
@@ -14,7 +13,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from scrubber import paths
+from scrubber import parallel, paths
 from scrubber.detection.context import ToolCall
 from scrubber.detection.detect_secrets_adapter import (
     DetectSecretsConfigKeywords,
@@ -36,9 +35,6 @@ Progress = Callable[[int], None]  # called with the number of bytes just process
 FINGERPRINT_SHOWN = 16  # hex characters of the keyed fingerprint shown in reports
 _TEXT_BLOCK = 1 << 20  # text side files are scanned in blocks of about this many bytes
 _BINARY_SNIFF = 8192
-# Parallel scanning of one transcript (see scan_jobs).
-_MAX_JOBS = 4
-_BYTES_PER_JOB = 16 << 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -278,25 +274,6 @@ def audit_file(
     return result
 
 
-def scan_jobs(size: int, env: Mapping[str, str] | None = None) -> int:
-    """How many processes scan a transcript of `size` bytes: one per usable core (at most
-    `_MAX_JOBS`), and one per `_BYTES_PER_JOB` at most, so small files never pay for a fork.
-    `SCRUB_JOBS=1` turns parallel scanning off; it needs the `fork` start method (Linux)."""
-    env = os.environ if env is None else env
-    wanted = env.get("SCRUB_JOBS", "").strip()
-    if wanted:
-        try:
-            jobs = max(1, int(wanted))
-        except ValueError:
-            raise UsageError(f"SCRUB_JOBS={wanted!r}: expected a whole number") from None
-    else:
-        affinity = getattr(os, "sched_getaffinity", None)
-        jobs = min(len(affinity(0)) if affinity else (os.cpu_count() or 1), _MAX_JOBS)
-    if "fork" not in multiprocessing.get_all_start_methods():
-        return 1
-    return max(1, min(jobs, size // _BYTES_PER_JOB))
-
-
 def _scan_transcript(
     stream: object,
     target: ScanTarget,
@@ -304,7 +281,7 @@ def _scan_transcript(
     result: FileAudit,
     progress: Progress | None,
 ) -> None:
-    jobs = scan_jobs(result.size)
+    jobs = parallel.scan_jobs(result.size)
     if jobs > 1:
         _scan_transcript_in_parts(target, scanner, result, progress, jobs)
         return
@@ -367,21 +344,6 @@ def _scan_part(job: tuple[ScanTarget, int, int, bool]) -> _PartScan:
     return part
 
 
-def _part_bounds(path: Path, size: int, jobs: int) -> list[tuple[int, int]]:
-    """[start, end) byte ranges of about equal size, each starting at a line start."""
-    starts = [0]
-    with path.open("rb") as stream:
-        for i in range(1, jobs):
-            stream.seek(max(size * i // jobs - 1, starts[-1]))
-            stream.readline()  # to the start of the next line
-            position = stream.tell()
-            if position >= size:
-                break
-            if position > starts[-1]:
-                starts.append(position)
-    return list(zip(starts, [*starts[1:], size], strict=True))
-
-
 def _scan_transcript_in_parts(
     target: ScanTarget,
     scanner: SecretScanner,
@@ -393,11 +355,11 @@ def _scan_transcript_in_parts(
     one process: a part's lines that answer a tool call made in an earlier part (its first
     few, usually) are scanned afterwards, here, knowing every call made before them."""
     global _PART_SCANNER  # noqa: PLW0603 - handed to the forked processes, never shared live
-    bounds = _part_bounds(target.path, result.size, jobs)
+    bounds = parallel.part_bounds(target.path, result.size, jobs)
     work = [(target, start, end, i == 0) for i, (start, end) in enumerate(bounds)]
     _PART_SCANNER = scanner
     try:
-        with multiprocessing.get_context("fork").Pool(len(work)) as pool:
+        with parallel.fork_pool(len(work)) as pool:
             parts = []
             for part, (start, end) in zip(pool.imap(_scan_part, work), bounds, strict=True):
                 parts.append(part)

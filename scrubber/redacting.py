@@ -14,6 +14,7 @@ import glob
 import hashlib
 import os
 import stat
+import tempfile
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -21,7 +22,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import IO
 
-from scrubber import paths
+from scrubber import parallel, paths
+from scrubber.detection.context import ToolCall
 from scrubber.detection.detector import PLAIN
 from scrubber.detection.scan import FileScan, LineScan, SecretScanner
 from scrubber.errors import BusyError, InputError, ScrubberError, UsageError
@@ -43,6 +45,7 @@ from scrubber.transcript.jsonl import (
 
 _BINARY_SNIFF = 8192
 _TEXT_BLOCK = 1 << 20
+_COPY_BLOCK = 1 << 20
 _TMP_SUFFIX = ".scrub-tmp"  # in-place temp files: `.<name>.<random>.scrub-tmp` beside the file
 
 
@@ -215,14 +218,19 @@ def redact_copy(
     try:
         source_stat = source.stat()
         paths.ensure_private_dir(dest.parent)
+        redact_thinking = thinking is ThinkingMode.REDACT
+        jobs = parallel.scan_jobs(source_stat.st_size) if kind is FileKind.TRANSCRIPT else 1
         with source.open("rb") as stream:
-            chunks = (
-                redact_transcript_lines(
-                    stream, scanner, result, redact_thinking=thinking is ThinkingMode.REDACT
+            if jobs > 1:
+                chunks = _redact_transcript_in_parts(
+                    source, stream, dest, scanner, result, redact_thinking, jobs
                 )
-                if kind is FileKind.TRANSCRIPT
-                else redact_text_stream(stream, scanner, result)
-            )
+            elif kind is FileKind.TRANSCRIPT:
+                chunks = redact_transcript_lines(
+                    stream, scanner, result, redact_thinking=redact_thinking
+                )
+            else:
+                chunks = redact_text_stream(stream, scanner, result)
             atomic_write(dest, chunks, mode=0o600, mtime_ns=source_stat.st_mtime_ns)
     except FileNotFoundError:
         raise InputError(f"{source}: vanished while it was being read; nothing written") from None
@@ -233,6 +241,115 @@ def redact_copy(
             "check free space and permissions of the output folder",
         ) from None
     return result
+
+
+@dataclass(slots=True)
+class _PartRedaction:
+    """One part of a transcript redacted by a forked process into a temp file beside the
+    copy. Lines that answer a call made in an earlier part are left out of the temp file
+    (never written unredacted) and listed, to be redacted in order by the parent."""
+
+    counts: FileRedaction
+    lines: int = 0  # physical lines in the part, the left-out ones included
+    # (offset in the part file, offset in the source, line number in the part)
+    deferred: list[tuple[int, int, int]] = field(default_factory=list)
+    calls: dict[str, ToolCall] = field(default_factory=dict)
+
+
+_PART_SCANNER: SecretScanner | None = None  # set just before the pool forks
+
+
+def _redact_part(job: tuple[Path, Path, int, int, bool, bool]) -> _PartRedaction:
+    source, part_path, start, end, first, redact_thinking = job
+    scanner = _PART_SCANNER
+    assert scanner is not None  # noqa: S101 - set by the parent before forking
+    part = _PartRedaction(FileRedaction(source, None, FileKind.TRANSCRIPT))
+    file_scan = scanner.new_file_scan()
+    with source.open("rb") as stream, part_path.open("wb") as out:
+        stream.seek(start)
+        for raw in iter_raw_lines(stream, offset=start, number=1):
+            if raw.offset >= end:
+                break
+            part.lines = raw.number
+            if not first and file_scan.answers_unknown_call(raw):
+                part.deferred.append((out.tell(), raw.offset, raw.number))
+                continue
+            out.write(_redact_line(raw, file_scan, part.counts, redact_thinking=redact_thinking))
+    part.calls = file_scan.calls_seen()
+    return part
+
+
+def _redact_transcript_in_parts(
+    source: Path,
+    stream: IO[bytes],
+    dest: Path,
+    scanner: SecretScanner,
+    result: FileRedaction,
+    redact_thinking: bool,
+    jobs: int,
+) -> Iterator[bytes]:
+    """The redacted bytes of a large transcript, in order, made by `jobs` forked processes
+    (one part each, in 0600 temp files beside `dest`, removed at the end). Same output as
+    one process: the lines a part left out are redacted here, knowing every earlier call."""
+    global _PART_SCANNER  # noqa: PLW0603 - handed to the forked processes, never shared live
+    bounds = parallel.part_bounds(source, source.stat().st_size, jobs)
+    part_paths = []
+    try:
+        for _ in bounds:
+            fd, name = tempfile.mkstemp(prefix=f".{dest.name}.part", suffix=".tmp", dir=dest.parent)
+            os.close(fd)
+            part_paths.append(Path(name))
+        work = [
+            (source, part_path, start, end, i == 0, redact_thinking)
+            for i, (part_path, (start, end)) in enumerate(zip(part_paths, bounds, strict=True))
+        ]
+        _PART_SCANNER = scanner
+        try:
+            with parallel.fork_pool(len(work)) as pool:
+                parts = pool.map(_redact_part, work)
+        finally:
+            _PART_SCANNER = None
+        before = 0
+        known: dict[str, ToolCall] = {}
+        for part, part_path in zip(parts, part_paths, strict=True):
+            counts = part.counts
+            result.lines += counts.lines
+            result.lines_changed += counts.lines_changed
+            result.replaced += counts.replaced
+            result.left_in_thinking += counts.left_in_thinking
+            result.by_kind.update(counts.by_kind)
+            result.problems.extend((n + before, problem) for n, problem in counts.problems)
+            file_scan = None
+            with part_path.open("rb") as redacted:
+                position = 0
+                for part_offset, source_offset, number in part.deferred:
+                    yield from _copy_range(redacted, part_offset - position)
+                    position = part_offset
+                    if file_scan is None:
+                        file_scan = scanner.new_file_scan()
+                        file_scan.remember_calls(known)
+                    stream.seek(source_offset)
+                    raw = next(iter_raw_lines(stream, offset=source_offset, number=number + before))
+                    yield _redact_line(raw, file_scan, result, redact_thinking=redact_thinking)
+                yield from _copy_range(redacted, None)
+            known.update(part.calls)
+            before += part.lines
+        result.problems.sort()
+    finally:
+        for part_path in part_paths:
+            with contextlib.suppress(FileNotFoundError):
+                part_path.unlink()
+
+
+def _copy_range(stream: IO[bytes], size: int | None) -> Iterator[bytes]:
+    """`size` bytes (all that is left when None) of a stream, in blocks."""
+    while size is None or size > 0:
+        block = stream.read(_COPY_BLOCK if size is None else min(_COPY_BLOCK, size))
+        if not block:
+            return
+        if size is not None:
+            size -= len(block)
+        yield block
 
 
 def _same_file(a: Path, b: Path) -> bool:

@@ -8,25 +8,29 @@ from __future__ import annotations
 
 import json
 import random
+import stat
 import string
 from pathlib import Path
 
 import pytest
 
-from scrubber import pipeline
+from scrubber import parallel
 from scrubber.demo import build_demo_config, write_large_transcript
 from scrubber.detection.finding import Finding
 from scrubber.detection.fingerprint import Fingerprinter
 from scrubber.detection.scan import SecretScanner
-from scrubber.pipeline import ScanTarget, audit_file, build_detectors, scan_jobs
+from scrubber.errors import UsageError
+from scrubber.parallel import scan_jobs
+from scrubber.pipeline import ScanTarget, audit_file, build_detectors
 from scrubber.policy.model import Policy
+from scrubber.redacting import FileRedaction, redact_copy
 
 SCANNER = SecretScanner(build_detectors(Policy.default()), Fingerprinter(b"k" * 32))
 
 
 def _audit(path: Path, jobs: int, monkeypatch: pytest.MonkeyPatch) -> tuple[list[Finding], list]:
     monkeypatch.setenv("SCRUB_JOBS", str(jobs))
-    monkeypatch.setattr(pipeline, "_BYTES_PER_JOB", 16 * 1024)
+    monkeypatch.setattr(parallel, "BYTES_PER_JOB", 16 * 1024)
     result = audit_file(ScanTarget(path, is_transcript=True, session_id=path.stem), SCANNER)
     assert result.error is None
     return list(result.findings), list(result.problems)
@@ -98,12 +102,16 @@ def test_a_result_just_after_a_cut_is_read_with_its_calls_context(
     after += _line({"type": "system", "uuid": "p", "content": "x" * pad})
     path = tmp_path / "cut.jsonl"
     path.write_bytes(before + after)
-    bounds = pipeline._part_bounds(path, path.stat().st_size, 2)
+    bounds = parallel.part_bounds(path, path.stat().st_size, 2)
     assert bounds[1][0] == len(before)
     one = _audit(path, 1, monkeypatch)
     two = _audit(path, 2, monkeypatch)
     assert [f.kind for f in one[0]] and two == one
     assert all(f.source == "Read(/app/.env)" for f in two[0])
+    copies = [_copy(path, tmp_path / f"copy{jobs}.jsonl", jobs, monkeypatch) for jobs in (1, 2)]
+    assert copies[0].replaced == copies[1].replaced == 1
+    assert (tmp_path / "copy1.jsonl").read_bytes() == (tmp_path / "copy2.jsonl").read_bytes()
+    assert value.encode() not in (tmp_path / "copy2.jsonl").read_bytes()
 
 
 def test_jobs_follow_size_cores_and_the_environment() -> None:
@@ -111,5 +119,32 @@ def test_jobs_follow_size_cores_and_the_environment() -> None:
     assert scan_jobs(64 << 20, {"SCRUB_JOBS": "1"}) == 1
     assert scan_jobs(64 << 20, {"SCRUB_JOBS": "3"}) == 3
     assert scan_jobs(40 << 20, {"SCRUB_JOBS": "8"}) == 2  # one part per 16 MB at most
-    with pytest.raises(pipeline.UsageError, match="SCRUB_JOBS"):
+    with pytest.raises(UsageError, match="SCRUB_JOBS"):
         scan_jobs(64 << 20, {"SCRUB_JOBS": "many"})
+
+
+def _copy(source: Path, dest: Path, jobs: int, monkeypatch: pytest.MonkeyPatch) -> FileRedaction:
+    monkeypatch.setenv("SCRUB_JOBS", str(jobs))
+    monkeypatch.setattr(parallel, "BYTES_PER_JOB", 16 * 1024)
+    return redact_copy(source, dest, SCANNER)
+
+
+def test_a_copy_redacted_in_parts_is_the_copy_one_process_makes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source = tmp_path / "big.jsonl"
+    write_large_transcript(source, 1_500_000, seed=11)
+    one = _copy(source, tmp_path / "one" / "out.jsonl", 1, monkeypatch)
+    assert one.replaced > 0
+    for jobs in (2, 4):
+        out = tmp_path / f"jobs{jobs}" / "out.jsonl"
+        several = _copy(source, out, jobs, monkeypatch)
+        assert out.read_bytes() == (tmp_path / "one" / "out.jsonl").read_bytes()
+        assert (several.lines, several.lines_changed, several.replaced, several.by_kind) == (
+            one.lines,
+            one.lines_changed,
+            one.replaced,
+            one.by_kind,
+        )
+        assert [p.name for p in out.parent.iterdir()] == ["out.jsonl"]  # no part file left
+        assert stat.S_IMODE(out.stat().st_mode) == 0o600

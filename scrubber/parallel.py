@@ -1,0 +1,61 @@
+"""Splitting one large transcript into parts that several processes scan at once.
+
+The machines scrubber runs on have a few cores and one big transcript can be hundreds of MB; a
+part per core, each starting at a line start, lets `scrub audit` and `scrub redact` use them
+all. The callers (pipeline.py, redacting.py) make the results identical to one process's: a
+part's lines that answer a tool call made in an earlier part are handed back and scanned once
+every earlier call is known.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from scrubber.errors import UsageError
+
+MAX_JOBS = 4
+# A part must be worth a fork (about 10 ms) and the imports it shares: below this size, the
+# whole file is one part.
+BYTES_PER_JOB = 16 << 20
+
+
+def scan_jobs(size: int, env: Mapping[str, str] | None = None) -> int:
+    """How many processes scan a transcript of `size` bytes: one per usable core (at most
+    `MAX_JOBS`), and one per `BYTES_PER_JOB` at most, so small files never pay for a fork.
+    `SCRUB_JOBS=1` turns parallel scanning off; it needs the `fork` start method (Linux)."""
+    env = os.environ if env is None else env
+    wanted = env.get("SCRUB_JOBS", "").strip()
+    if wanted:
+        try:
+            jobs = max(1, int(wanted))
+        except ValueError:
+            raise UsageError(f"SCRUB_JOBS={wanted!r}: expected a whole number") from None
+    else:
+        affinity = getattr(os, "sched_getaffinity", None)
+        jobs = min(len(affinity(0)) if affinity else (os.cpu_count() or 1), MAX_JOBS)
+    if "fork" not in multiprocessing.get_all_start_methods():
+        return 1
+    return max(1, min(jobs, size // BYTES_PER_JOB))
+
+
+def part_bounds(path: Path, size: int, jobs: int) -> list[tuple[int, int]]:
+    """[start, end) byte ranges of about equal size, each starting at a line start."""
+    starts = [0]
+    with path.open("rb") as stream:
+        for i in range(1, jobs):
+            stream.seek(max(size * i // jobs - 1, starts[-1]))
+            stream.readline()  # to the start of the next line
+            position = stream.tell()
+            if position >= size:
+                break
+            if position > starts[-1]:
+                starts.append(position)
+    return list(zip(starts, [*starts[1:], size], strict=True))
+
+
+def fork_pool(processes: int) -> multiprocessing.pool.Pool:
+    """A pool of forked processes: they inherit the compiled scanner instead of rebuilding it."""
+    return multiprocessing.get_context("fork").Pool(processes)
