@@ -357,6 +357,7 @@ def _scan_transcript_in_parts(
     global _PART_SCANNER  # noqa: PLW0603 - handed to the forked processes, never shared live
     bounds = parallel.part_bounds(target.path, result.size, jobs)
     work = [(target, start, end, i == 0) for i, (start, end) in enumerate(bounds)]
+    scanner.prepare()
     _PART_SCANNER = scanner
     try:
         with parallel.fork_pool(len(work)) as pool:

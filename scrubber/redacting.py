@@ -303,6 +303,7 @@ def _redact_transcript_in_parts(
             (source, part_path, start, end, i == 0, redact_thinking)
             for i, (part_path, (start, end)) in enumerate(zip(part_paths, bounds, strict=True))
         ]
+        scanner.prepare()
         _PART_SCANNER = scanner
         try:
             with parallel.fork_pool(len(work)) as pool:

@@ -10,6 +10,7 @@ in `requests`), so the import happens on the first `find`, never on the status l
 from __future__ import annotations
 
 import functools
+import os
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -305,6 +306,14 @@ def _takes_bare_values(loaded: _Loaded, regexes: dict[re.Pattern[str], int]) -> 
     return any(regexes is bare for bare in loaded.unquoted_sets)
 
 
+@functools.lru_cache(maxsize=256)
+def _extension_takes_bare_values(extension: str) -> bool:
+    loaded = _shared_plugins()
+    file_type = loaded.determine_file_type("x" + extension)
+    regexes = loaded.keyword_regexes_by_type.get(file_type, loaded.keyword_default)
+    return _takes_bare_values(loaded, regexes)
+
+
 def _keyword_hits(
     loaded: _Loaded, text: str, regexes: dict[re.Pattern[str], int], keywords: Sequence[str]
 ) -> Iterator[Hit]:
@@ -412,6 +421,10 @@ class DetectSecretsDetector:
     def _plugins(self) -> _Loaded:
         return _shared_plugins()
 
+    def prepare(self) -> None:
+        """Import detect-secrets now (before a scan forks its workers, which then share it)."""
+        _shared_plugins()
+
     def find(self, text: str, context: ScanContext) -> Iterator[Hit]:
         loaded = self._plugins()
         literals = self._literals
@@ -462,6 +475,17 @@ class DetectSecretsConfigKeywords:
 
     def __init__(self) -> None:
         self._literal_set = literal_set([a.encode() for a in _KEYWORD_LITERALS])
+
+    def reads_file(self, file_name: str | None) -> bool:
+        """Whether this detector reads the output or input of a tool call on `file_name` (the
+        scanner then wakes it only on lines that answer such a call)."""
+        if not file_name:
+            return False
+        # detect-secrets decides a file's type by its extension alone.
+        return _extension_takes_bare_values(os.path.splitext(file_name)[1])  # noqa: PTH122 - as detect-secrets does
+
+    def prepare(self) -> None:
+        _shared_plugins()
 
     def find(self, text: str, context: ScanContext) -> Iterator[Hit]:
         if context.sensitive or not context.file_name:

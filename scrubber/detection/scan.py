@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -159,6 +159,28 @@ class _GateIndex:
         self.ungated = tuple(i for i in self.everyone if i not in gated)
         # Detectors that can be told where their gates matched (`find_near`).
         self.near = frozenset(i for i, det in enumerate(detectors) if hasattr(det, "find_near"))
+        # Detectors that read only the output or input of tool calls on certain files
+        # (`reads_file(file_name)`), and those that can confirm a raw line cheaply
+        # (`may_match_raw(data)`) before it is parsed for them.
+        self.scoped = frozenset(i for i, det in enumerate(detectors) if hasattr(det, "reads_file"))
+        self.confirming = tuple(
+            (i, det.may_match_raw)
+            for i, det in enumerate(detectors)
+            if hasattr(det, "may_match_raw")
+        )
+        # Where on a raw line the confirming detectors' gates match (their raw forms, every
+        # match end): what `may_match_raw` is told.
+        confirm_gates = [(i, gate) for i, _ in self.confirming for gate in gates_of(detectors[i])]
+        self._confirm_owner = tuple(i for i, _ in confirm_gates)
+        self._confirm_matcher = gate_matcher(
+            [
+                (g.raw_pattern.encode("latin-1"), g.raw_pattern.encode("latin-1"), g.caseless)
+                for _, g in confirm_gates
+            ],
+            engine=engine,
+            cache_dir=cache_dir,
+        )
+
         # How far from a gate's end a detector's match can reach, before and after it.
         self.reach = tuple(_reach_of(det) for det in self.detectors)
         self._matcher = gate_matcher(
@@ -166,6 +188,14 @@ class _GateIndex:
             engine=engine,
             cache_dir=cache_dir,
         )
+
+    def raw_events(self, data: bytes) -> dict[int, list[int]]:
+        """For each confirming detector: where its gates' raw forms match a raw line (ends)."""
+        by_detector: dict[int, list[int]] = {}
+        owner = self._confirm_owner
+        for gate, end in self._confirm_matcher.events(data):
+            by_detector.setdefault(owner[gate], []).append(end)
+        return by_detector
 
     def line_detectors(self, data: bytes) -> frozenset[int]:
         """Detectors whose gates match a raw line."""
@@ -251,17 +281,42 @@ class SecretScanner:
         text: str,
         context: ScanContext = PLAIN,
         line_detectors: frozenset[int] | None = None,
+        memo: dict[tuple[str, SourceKind, str | None], list[Hit]] | None = None,
     ) -> tuple[FoundSecret, ...]:
         """Secrets in one string, as exact non-overlapping spans with fingerprints.
 
         `line_detectors`: the detectors whose gates matched the raw line the string came from
         (a detector no gate woke there cannot match in any of its strings), when known.
+        `memo`: detectors' hits already found for the same string from the same source (no
+        detector reads the JSON key; only the whole-value check below does).
         """
         if len(text) < _MIN_SECRET_LEN:
             return ()
         redacted_before = PLACEHOLDER_PREFIX in text
         if redacted_before:
             text = mask_placeholders(text)
+        memo_key = (text, context.source, context.file_name)
+        remembered = memo.get(memo_key) if memo is not None else None
+        if remembered is not None:
+            hits = list(remembered)
+        else:
+            hits = self._detector_hits(text, context, line_detectors)
+            if memo is not None:
+                memo[memo_key] = list(hits)
+        # A value that already holds a placeholder was redacted: what is left of it (say
+        # `SECRET=` before a placeholder) is not the whole value, and flagging it would make a
+        # second redaction change the file.
+        if context.key and not redacted_before and _SENSITIVE_KEY.search(context.key):
+            whole = _whole_value_hit(text, context.key)
+            if whole is not None:
+                hits.append(whole)
+        if not hits:
+            return ()
+        return self._finish(text, hits)
+
+    def _detector_hits(
+        self, text: str, context: ScanContext, line_detectors: frozenset[int] | None
+    ) -> list[Hit]:
         index = self._index
         detectors = index.detectors
         # (detector index, hit): hits are put in detector order before overlaps are resolved,
@@ -294,17 +349,7 @@ class SecretScanner:
                             moved = Hit(hit.start + start, hit.end + start, hit.kind, hit.detector)
                             found.append((i, moved))
         found.sort(key=lambda item: item[0])
-        hits = [hit for _, hit in found]
-        # A value that already holds a placeholder was redacted: what is left of it (say
-        # `SECRET=` before a placeholder) is not the whole value, and flagging it would make a
-        # second redaction change the file.
-        if context.key and not redacted_before and _SENSITIVE_KEY.search(context.key):
-            whole = _whole_value_hit(text, context.key)
-            if whole is not None:
-                hits.append(whole)
-        if not hits:
-            return ()
-        return self._finish(text, hits)
+        return [hit for _, hit in found]
 
     def _finish(self, text: str, hits: list[Hit]) -> tuple[FoundSecret, ...]:
         found = []
@@ -333,6 +378,14 @@ class SecretScanner:
 
     def new_file_scan(self) -> FileScan:
         return FileScan(self)
+
+    def prepare(self) -> None:
+        """Do every detector's one-time work now (compiling, importing detect-secrets), so that
+        processes forked afterwards share it instead of each paying for it."""
+        for detector in self._index.detectors:
+            prepare = getattr(detector, "prepare", None)
+            if prepare is not None:
+                prepare()
 
 
 def _reach_of(detector: Detector) -> tuple[int, int]:
@@ -387,6 +440,9 @@ class _Walk:
     line_detectors: frozenset[int]
     result_context: ScanContext = PLAIN
     result_source: str | None = None
+    # The detectors' hits per (string, source, file) of this record: Claude Code stores a
+    # tool's output twice (the tool_result block and toolUseResult), often as the same string.
+    memo: dict[tuple[str, SourceKind, str | None], list[Hit]] = field(default_factory=dict)
 
 
 class FileScan:
@@ -397,14 +453,19 @@ class FileScan:
         self._calls: dict[str, ToolCall] = {}
         self._sensitive_calls: set[str] = set()
         self._labels: dict[str, str] = {}
+        # For each scoped detector (see _GateIndex.scoped): the calls whose file it reads.
+        self._scoped_calls: dict[int, set[str]] = {i: set() for i in scanner._index.scoped}
 
     def scan_raw(self, raw: RawLine) -> LineScan | None:
         """Scan one line; None when the fast path proves there is nothing to find."""
         data = raw.data
         if b"\\/" in data:  # JSON may escape "/"; anchors such as "://" must still be seen
             data = data.replace(b"\\/", b"/")
-        woken, credential_member = self._scanner._index.line_scan(data)
+        index = self._scanner._index
+        woken, credential_member = index.line_scan(data)
         is_call = _TOOL_USE_MARK in data
+        if woken and not is_call:
+            woken = self._narrow(woken, data)
         sensitive = False
         if self._sensitive_calls and (_TOOL_USE_ID_MARK in data or _PARENT_TOOL_MARK in data):
             sensitive = any(
@@ -456,6 +517,30 @@ class FileScan:
             tuple(walk.leaves),
         )
 
+    def _narrow(self, woken: frozenset[int], data: bytes) -> frozenset[int]:
+        """Drop from a raw line's woken detectors those that cannot match there after all: a
+        scoped detector when the line answers no call on a file it reads, a confirming one
+        when its cheap check of the raw bytes says no. (A line that makes a call, or answers
+        a sensitive one, is read whole anyway.)"""
+        index = self._scanner._index
+        scoped = index.scoped.intersection(woken)
+        if scoped:
+            ids = (
+                {m.group(1).decode("utf-8", "replace") for m in _TOOL_USE_ID.finditer(data)}
+                if _TOOL_USE_ID_MARK in data or _PARENT_TOOL_MARK in data
+                else set()
+            )
+            drop = {i for i in scoped if ids.isdisjoint(self._scoped_calls[i])}
+            if drop:
+                woken = woken - drop
+        confirming = [(i, check) for i, check in index.confirming if i in woken]
+        if confirming:
+            ends = index.raw_events(data)
+            for i, may_match_raw in confirming:
+                if not may_match_raw(data, ends.get(i, ())):
+                    woken = woken - {i}
+        return woken
+
     # -- tool calls -------------------------------------------------------------------------
 
     def answers_unknown_call(self, raw: RawLine) -> bool:
@@ -477,21 +562,13 @@ class FileScan:
     def remember_calls(self, calls: Mapping[str, ToolCall]) -> None:
         """Take over tool calls seen by an earlier scan of the same file (in order)."""
         for call_id, call in calls.items():
-            self._calls.pop(call_id, None)
-            self._calls[call_id] = call
-            if call.source is not SourceKind.UNKNOWN:
-                self._sensitive_calls.add(call_id)
-        while len(self._calls) > _MAX_CALLS:
-            oldest = next(iter(self._calls))
-            del self._calls[oldest]
-            self._sensitive_calls.discard(oldest)
+            self._note_call(call_id, call)
 
     def _register_calls(self, record: Mapping[str, Any]) -> bool:
         """Note the record's tool calls; True when one of them touches a credential source.
         Only the most recent `_MAX_CALLS` are kept: a result follows its call closely, and
         memory must not grow with the file."""
         sensitive = False
-        calls = self._calls
         for block in _content_blocks(record):
             if block.get("type") != "tool_use":
                 continue
@@ -500,17 +577,27 @@ class FileScan:
             if not isinstance(call_id, str) or not isinstance(name, str):
                 continue
             call = describe_tool_use(name, block.get("input"))
-            calls.pop(call_id, None)
-            calls[call_id] = call
-            if call.source is not SourceKind.UNKNOWN:
-                self._sensitive_calls.add(call_id)
-                sensitive = True
-            while len(calls) > _MAX_CALLS:
-                oldest = next(iter(calls))
-                del calls[oldest]
-                self._sensitive_calls.discard(oldest)
-                self._labels.pop(oldest, None)
+            self._note_call(call_id, call)
+            sensitive = sensitive or call.source is not SourceKind.UNKNOWN
         return sensitive
+
+    def _note_call(self, call_id: str, call: ToolCall) -> None:
+        calls = self._calls
+        calls.pop(call_id, None)
+        calls[call_id] = call
+        if call.source is not SourceKind.UNKNOWN:
+            self._sensitive_calls.add(call_id)
+        detectors = self._scanner._index.detectors
+        for i, scoped in self._scoped_calls.items():
+            if detectors[i].reads_file(call.target or None):  # type: ignore[attr-defined]
+                scoped.add(call_id)
+        while len(calls) > _MAX_CALLS:
+            oldest = next(iter(calls))
+            del calls[oldest]
+            self._sensitive_calls.discard(oldest)
+            self._labels.pop(oldest, None)
+            for scoped in self._scoped_calls.values():
+                scoped.discard(oldest)
 
     def _label(self, call_id: str) -> str | None:
         label = self._labels.get(call_id)
@@ -601,7 +688,7 @@ class FileScan:
         thinking: bool,
     ) -> None:
         if isinstance(value, str):
-            found = self._scanner.scan_text(value, ctx, walk.line_detectors)
+            found = self._scanner.scan_text(value, ctx, walk.line_detectors, walk.memo)
             if found:
                 walk.leaves.append(LeafScan(json_pointer(path), found, thinking, source))
         elif isinstance(value, Mapping):

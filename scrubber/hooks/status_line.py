@@ -291,10 +291,11 @@ def _restore_calls(file_scan: FileScan, calls: list[list[str]]) -> None:
     from scrubber.detection.context import ToolCall
     from scrubber.detection.detector import SourceKind
 
+    remembered = {}
     for call_id, name, source, file_name in calls:
         with contextlib.suppress(ValueError):
-            file_scan._calls[call_id] = ToolCall(name, file_name, SourceKind(source))
-            file_scan._sensitive_calls.add(call_id)
+            remembered[call_id] = ToolCall(name, file_name, SourceKind(source))
+    file_scan.remember_calls(remembered)
 
 
 # Tools whose target is a file path (scrubber.detection.context classifies them by it).

@@ -19,6 +19,7 @@ KeywordDetector and gitleaks generic-api-key, written independently.
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import functools
 import itertools
@@ -26,6 +27,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from enum import Enum
+from typing import AnyStr
 
 from scrubber.detection.detector import ScanContext
 from scrubber.detection.finding import Hit
@@ -186,10 +188,49 @@ _CANDIDATE_SOURCE = r"""(?:pass|pwd|secret|token|key|auth|cred|_pw|_pat)(?P<tail
     \\?["'`]?\]?\??[ \t]{0,8}[:=>?+,]"""
 _CANDIDATE_LOWER = re.compile(_CANDIDATE_SOURCE, re.VERBOSE)
 _CANDIDATE_ANY_CASE = re.compile(_CANDIDATE_SOURCE, re.VERBOSE | re.IGNORECASE)
+# The same on a raw JSONL line (lower-cased bytes): a quote is escaped there, a tab is `\t`.
+_RAW_CANDIDATE = re.compile(
+    rb"(?:pass|pwd|secret|token|key|auth|cred|_pw|_pat)(?P<tail>[a-z0-9_.-]{0,80})"
+    rb"""(?:\\{1,7}"|\\{0,7}['`])?\]?\??(?:[ \t]|\\t){0,8}[:=>?+,]"""
+)
+_NAME_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 # How far before a gate match's end a candidate may start: a name (80 characters and a
 # keyword), its closing quote and operator, 16 spaces, an annotation of up to 126 characters and
 # 8 characters of value; rounded up.
 _NEAR = 320
+
+
+# How far before a gate match's end the operator a candidate ends with may be: a STRONG
+# gate ends a few characters after it; a MEDIUM one after 16 spaces and 8 characters of value,
+# or after an annotation of up to 126 characters; rounded up. On a raw line, escapes (`\t`)
+# can double that.
+_OP_REACH = 200
+_OP_REACH_RAW = 400
+
+
+def _near_ranges(ends: Iterable[int]) -> list[list[int]]:
+    """Merged [end - _NEAR, end] ranges, in order."""
+    ranges: list[list[int]] = []
+    for end in sorted(set(ends)):
+        low = max(0, end - _NEAR)
+        if ranges and low <= ranges[-1][1]:
+            ranges[-1][1] = end
+        else:
+            ranges.append([low, end])
+    return ranges
+
+
+def _near_candidates(
+    pattern: re.Pattern[AnyStr], subject: AnyStr, ends: Iterable[int], reach: int
+) -> Iterator[re.Match[AnyStr]]:
+    """Candidates that start at most `_NEAR` before a gate match's end and end (with their
+    operator) at most `reach` before it: the only ones a gate match can stand for."""
+    order = sorted(set(ends))
+    for low, high in _near_ranges(order):
+        for candidate in pattern.finditer(subject, low, min(high, len(subject))):
+            after = order[bisect.bisect_left(order, candidate.end())] if order else -1
+            if candidate.end() <= after <= candidate.end() + reach:
+                yield candidate
 
 
 def _candidate_search(text: str) -> tuple[re.Pattern[str], str]:
@@ -447,6 +488,31 @@ class SensitiveAssignmentRule:
         "KeywordDetector and gitleaks generic-api-key (same idea, own rules)"
     )
 
+    def may_match_raw(self, data: bytes, ends: Iterable[int]) -> bool:
+        """Whether a raw JSONL line (outside a credential source) may hold a hit, given where
+        this rule's gates matched it (`ends`, raw forms): a candidate near one of them has a
+        name `classify_name` accepts. Names are made of characters JSON never escapes, so
+        they read the same on the raw line, but for an escape right before one
+        (`\\nDB_PASS=`): both readings are tried. False lets the scanner skip a line full of
+        `secret_name: str` and `test_token.py::` without parsing it."""
+        lowered = data.lower()
+        for candidate in _near_candidates(_RAW_CANDIDATE, lowered, ends, _OP_REACH_RAW):
+            start = candidate.start()
+            floor = max(0, start - _MAX_NAME - 16)
+            while start > floor and data[start - 1] in _NAME_BYTES:
+                start -= 1
+            if start == floor and start > 0:
+                continue  # longer than any name, in any reading
+            end = candidate.end("tail")
+            readings = [start]
+            if start > 0 and data[start - 1] == 0x5C:  # a backslash: `\n`, `\t`, `\u00e9`
+                readings.append(start + (5 if data[start] == 0x75 else 1))
+            for first in readings:
+                name = data[first:end].decode("ascii").strip(".-")
+                if name and len(name) <= _MAX_NAME and classify_name(name) is not None:
+                    return True
+        return False
+
     def find(self, text: str, context: ScanContext) -> Iterator[Hit]:
         pattern, subject = _candidate_search(text)
         return self._hits(text, context, pattern.finditer(subject))
@@ -458,16 +524,7 @@ class SensitiveAssignmentRule:
         a long tool output full of `token: str` annotations costs a few regex steps per gate
         match instead of a Python step per keyword."""
         pattern, subject = _candidate_search(text)
-        ranges: list[list[int]] = []
-        for end in sorted(set(ends)):
-            low = max(0, end - _NEAR)
-            if ranges and low <= ranges[-1][1]:
-                ranges[-1][1] = end
-            else:
-                ranges.append([low, end])
-        matches = (
-            m for low, high in ranges for m in pattern.finditer(subject, low, min(high, len(text)))
-        )
+        matches = _near_candidates(pattern, subject, ends, _OP_REACH)
         return self._hits(text, context, matches)
 
     def _hits(
