@@ -7,6 +7,7 @@ context-only detectors on that text. Stdlib only: the status line uses this modu
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -79,6 +80,7 @@ _FILE_READERS = re.compile(
 _FILE_TOOLS = frozenset({"Read", "Write", "Edit", "MultiEdit", "NotebookEdit", "NotebookRead"})
 
 
+@functools.lru_cache(maxsize=4096)  # sessions read and run the same few paths and commands
 def classify_path(path: str) -> SourceKind:
     """What a file is, judged by its path alone."""
     posix = PurePosixPath(path.strip().strip("'\""))
@@ -100,6 +102,7 @@ def classify_path(path: str) -> SourceKind:
     return SourceKind.UNKNOWN
 
 
+@functools.lru_cache(maxsize=4096)
 def classify_command(command: str) -> SourceKind:
     """What a shell command's output is likely to be."""
     if _SECRET_DUMP.search(command):

@@ -13,7 +13,7 @@ import hashlib
 import os
 import re
 import struct
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -134,21 +134,36 @@ class GateMatcher(Protocol):
         """(gate index, end offset) of the matches of the gates' text forms in `data`."""
         ...
 
+    def present_and_ends(self, data: bytes) -> tuple[set[int], list[tuple[int, int]]]:
+        """`present`, and (gate index, end offset) of every raw-form match of the gates
+        named `every_end` when the matcher was made."""
+        ...
+
 
 class PythonGateMatcher:
     """The same answers as hyperscan's, with `re` (slower, for machines without its wheel).
     `events` reports the ends of non-overlapping matches where hyperscan reports every end; the
     scanner only uses them to place windows, which both cover."""
 
-    def __init__(self, gates: Sequence[tuple[bytes, bytes, bool]]) -> None:
+    def __init__(
+        self, gates: Sequence[tuple[bytes, bytes, bool]], every_end: Collection[int] = ()
+    ) -> None:
         def build(pattern: bytes, caseless: bool) -> re.Pattern[bytes]:
             return re.compile(pattern, re.IGNORECASE if caseless else 0)
 
         self._raw = [build(raw, caseless) for _, raw, caseless in gates]
         self._text = [build(text, caseless) for text, _, caseless in gates]
+        self._every_end = sorted(every_end)
 
     def present(self, data: bytes) -> set[int]:
         return {i for i, pattern in enumerate(self._raw) if pattern.search(data)}
+
+    def present_and_ends(self, data: bytes) -> tuple[set[int], list[tuple[int, int]]]:
+        found = self.present(data)
+        ends = [
+            (i, m.end()) for i in self._every_end if i in found for m in self._raw[i].finditer(data)
+        ]
+        return found, ends
 
     def events(self, data: bytes) -> list[tuple[int, int]]:
         return [
@@ -167,11 +182,17 @@ class HyperscanGateMatcher:
         gates: Sequence[tuple[bytes, bytes, bool]],
         hyperscan: Any,
         cache_dir: Path | None = None,
+        every_end: Collection[int] = (),
     ) -> None:
         self._empty = not gates
+        self._every_end = frozenset(every_end)
         if self._empty:
             return
-        cache = _cache_file(cache_dir, gates, hyperscan) if cache_dir is not None else None
+        cache = (
+            _cache_file(cache_dir, gates, hyperscan, sorted(self._every_end))
+            if cache_dir is not None
+            else None
+        )
         loaded = _load_databases(cache, hyperscan) if cache is not None else None
         if loaded is not None:
             self._raw, self._text = loaded
@@ -182,7 +203,10 @@ class HyperscanGateMatcher:
         self._raw.compile(
             expressions=[raw for _, raw, _ in gates],
             ids=ids,
-            flags=[f | hyperscan.HS_FLAG_SINGLEMATCH for f in caseless],
+            flags=[
+                f if i in self._every_end else f | hyperscan.HS_FLAG_SINGLEMATCH
+                for i, f in enumerate(caseless)
+            ],
         )
         self._text = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
         self._text.compile(expressions=[text for text, _, _ in gates], ids=ids, flags=caseless)
@@ -211,11 +235,30 @@ class HyperscanGateMatcher:
         self._text.scan(data, match_event_handler=on_match)
         return found
 
+    def present_and_ends(self, data: bytes) -> tuple[set[int], list[tuple[int, int]]]:
+        found: set[int] = set()
+        ends: list[tuple[int, int]] = []
+        if self._empty or not data:
+            return found, ends
+        every_end = self._every_end
+
+        def on_match(pattern: int, start: int, end: int, flags: int, context: Any) -> None:
+            found.add(pattern)
+            if pattern in every_end:
+                ends.append((pattern, end))
+
+        self._raw.scan(data, match_event_handler=on_match)
+        return found, ends
+
 
 def _cache_file(
-    cache_dir: Path, gates: Sequence[tuple[bytes, bytes, bool]], hyperscan: Any
+    cache_dir: Path,
+    gates: Sequence[tuple[bytes, bytes, bool]],
+    hyperscan: Any,
+    every_end: Sequence[int],
 ) -> Path:
-    digest = hashlib.sha256(repr((getattr(hyperscan, "__version__", "?"), list(gates))).encode())
+    version = getattr(hyperscan, "__version__", "?")
+    digest = hashlib.sha256(repr((version, list(gates), list(every_end))).encode())
     return cache_dir / f"gates-{digest.hexdigest()[:24]}.hsdb"
 
 
@@ -257,19 +300,21 @@ def gate_matcher(
     *,
     engine: str = "auto",
     cache_dir: Path | None = None,
+    every_end: Collection[int] = (),
 ) -> GateMatcher:
     """Gates as (text form, raw form, caseless); `engine` as for `literal_set`; `cache_dir`
-    keeps hyperscan's compiled databases between runs."""
+    keeps hyperscan's compiled databases between runs; `every_end`: the gates whose raw-form
+    matches `present_and_ends` reports one by one."""
     if engine in ("auto", "hyperscan"):
         hyperscan = load_hyperscan()
         if hyperscan is not None:
-            return HyperscanGateMatcher(gates, hyperscan, cache_dir)
+            return HyperscanGateMatcher(gates, hyperscan, cache_dir, every_end)
         if engine == "hyperscan":
             raise UsageError(
                 "the hyperscan prefilter was asked for, but the hyperscan package is not installed",
                 "pip install hyperscan, or set SCRUB_PREFILTER=auto",
             )
-    return PythonGateMatcher(gates)
+    return PythonGateMatcher(gates, every_end)
 
 
 def pattern_set(patterns: Sequence[bytes], *, engine: str = "auto") -> PatternSet:

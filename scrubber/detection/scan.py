@@ -73,6 +73,8 @@ _WINDOW_THRESHOLD = 2048
 _TOKEN_REACH_BEFORE = 256
 _TOKEN_REACH_AFTER = 1024
 _FAR_REACH = 16384
+# Where a gate matched: the offset its match ends at, and which of its detector's gates it is.
+Event = tuple[int, int]
 # A gate reports where its match ends; its match may start this far before (the longest gates,
 # a name and its operator, run to about 250 bytes).
 _GATE_SLACK = 320
@@ -138,11 +140,13 @@ class _GateIndex:
         self, detectors: Sequence[Detector], engine: str = "auto", cache_dir: Path | None = None
     ) -> None:
         self.detectors = tuple(detectors)
-        specs: dict[tuple[str, str, bool], list[int]] = {}
+        # Each gate spec, with (detector, position among that detector's gates) of its owners.
+        specs: dict[tuple[str, str, bool], list[tuple[int, int]]] = {}
         gated: set[int] = set()
         for i, det in enumerate(detectors):
-            for gate in gates_of(det):
-                specs.setdefault((gate.text, gate.raw_pattern, gate.caseless), []).append(i)
+            for position, gate in enumerate(gates_of(det)):
+                key = (gate.text, gate.raw_pattern, gate.caseless)
+                specs.setdefault(key, []).append((i, position))
                 gated.add(i)
         # The last gate is no detector's: it marks a raw line that holds a credential-named
         # JSON member (see `_SENSITIVE_JSON_KEY_RAW`).
@@ -151,7 +155,7 @@ class _GateIndex:
         specs.setdefault(marker_spec, [])
         self._marker = list(specs).index(marker_spec)
         self.gates = tuple(specs)
-        # For each gate: the detectors it wakes.
+        # For each gate: the detectors it wakes, and which of their gates it is.
         self._owners = tuple(tuple(owners) for owners in specs.values())
         # Context-only detectors, gated or not: never run on text of unknown origin.
         self.needs_context = frozenset(i for i, det in enumerate(detectors) if det.context_only)
@@ -168,58 +172,55 @@ class _GateIndex:
             for i, det in enumerate(detectors)
             if hasattr(det, "may_match_raw")
         )
-        # Where on a raw line the confirming detectors' gates match (their raw forms, every
-        # match end): what `may_match_raw` is told.
-        confirm_gates = [(i, gate) for i, _ in self.confirming for gate in gates_of(detectors[i])]
-        self._confirm_owner = tuple(i for i, _ in confirm_gates)
-        self._confirm_matcher = gate_matcher(
-            [
-                (g.raw_pattern.encode("latin-1"), g.raw_pattern.encode("latin-1"), g.caseless)
-                for _, g in confirm_gates
-            ],
-            engine=engine,
-            cache_dir=cache_dir,
-        )
-
         # How far from a gate's end a detector's match can reach, before and after it.
         self.reach = tuple(_reach_of(det) for det in self.detectors)
+        # The raw-form matches of confirming detectors' gates are reported one by one: where
+        # they are is what `may_match_raw` is told.
+        confirming = {i for i, _ in self.confirming}
         self._matcher = gate_matcher(
             [(text.encode("latin-1"), raw.encode("latin-1"), c) for text, raw, c in self.gates],
             engine=engine,
             cache_dir=cache_dir,
+            every_end=[
+                g
+                for g, owners in enumerate(self._owners)
+                if confirming.intersection(d for d, _ in owners)
+            ],
         )
-
-    def raw_events(self, data: bytes) -> dict[int, list[int]]:
-        """For each confirming detector: where its gates' raw forms match a raw line (ends)."""
-        by_detector: dict[int, list[int]] = {}
-        owner = self._confirm_owner
-        for gate, end in self._confirm_matcher.events(data):
-            by_detector.setdefault(owner[gate], []).append(end)
-        return by_detector
 
     def line_detectors(self, data: bytes) -> frozenset[int]:
         """Detectors whose gates match a raw line."""
-        return self.line_scan(data)[0]
-
-    def line_scan(self, data: bytes) -> tuple[frozenset[int], bool]:
-        """Detectors whose gates match a raw line, and whether it holds a credential-named
-        JSON member with a string value."""
         owners = self._owners
-        present = self._matcher.present(data)
-        return frozenset(d for g in present for d in owners[g]), self._marker in present
+        return frozenset(d for g in self._matcher.present(data) for d, _ in owners[g])
 
-    def events(self, text: str) -> dict[int, list[int]]:
-        """For each detector woken in `text`: the character offsets where its gates matched."""
+    def line_scan(self, data: bytes) -> tuple[frozenset[int], bool, dict[int, list[Event]]]:
+        """Detectors whose gates match a raw line; whether it holds a credential-named JSON
+        member with a string value; and for each confirming detector woken, where and which of
+        its gates matched."""
+        owners = self._owners
+        present, ends = self._matcher.present_and_ends(data)
+        if not present:
+            return frozenset(), False, {}
+        by_detector: dict[int, list[Event]] = {}
+        for gate, end in ends:
+            for d, position in owners[gate]:
+                by_detector.setdefault(d, []).append((end, position))
+        woken = frozenset(d for g in present for d, _ in owners[g])
+        return woken, self._marker in present, by_detector
+
+    def events(self, text: str) -> dict[int, list[Event]]:
+        """For each detector woken in `text`: where (character offsets of match ends) and which
+        of its gates matched."""
         data = text.encode("utf-8", "surrogatepass")
         found = self._matcher.events(data)
         if not found:
             return {}
         owners = self._owners
-        by_detector: dict[int, list[int]] = {}
+        by_detector: dict[int, list[Event]] = {}
         if len(data) == len(text):
             for gate, end in found:
-                for d in owners[gate]:
-                    by_detector.setdefault(d, []).append(end)
+                for d, position in owners[gate]:
+                    by_detector.setdefault(d, []).append((end, position))
             return by_detector
         # Non-ASCII text: byte offsets to character offsets, decoding the gaps between events.
         chars = 0
@@ -227,12 +228,12 @@ class _GateIndex:
         for gate, end in sorted(found, key=lambda event: event[1]):
             chars += len(data[previous:end].decode("utf-8", "ignore"))
             previous = end
-            for d in owners[gate]:
-                by_detector.setdefault(d, []).append(chars)
+            for d, position in owners[gate]:
+                by_detector.setdefault(d, []).append((chars, position))
         return by_detector
 
     def windows(
-        self, events: Mapping[int, list[int]], size: int
+        self, events: Mapping[int, list[Event]], size: int
     ) -> list[tuple[int, int, set[int]]]:
         """Regions of a long text around each gate match, with the detectors that could match
         there; overlapping regions are merged."""
@@ -243,7 +244,7 @@ class _GateIndex:
             if len(ends) * (before + after) >= size:
                 regions.append((0, size, d))  # its windows would cover the text anyway
                 continue
-            for end in ends:
+            for end, _ in ends:
                 regions.append((max(0, end - before), min(size, end + after), d))
         regions.sort()
         merged: list[tuple[int, int, set[int]]] = []
@@ -462,10 +463,10 @@ class FileScan:
         if b"\\/" in data:  # JSON may escape "/"; anchors such as "://" must still be seen
             data = data.replace(b"\\/", b"/")
         index = self._scanner._index
-        woken, credential_member = index.line_scan(data)
+        woken, credential_member, ends = index.line_scan(data)
         is_call = _TOOL_USE_MARK in data
         if woken and not is_call:
-            woken = self._narrow(woken, data)
+            woken = self._narrow(woken, data, ends)
         sensitive = False
         if self._sensitive_calls and (_TOOL_USE_ID_MARK in data or _PARENT_TOOL_MARK in data):
             sensitive = any(
@@ -517,7 +518,9 @@ class FileScan:
             tuple(walk.leaves),
         )
 
-    def _narrow(self, woken: frozenset[int], data: bytes) -> frozenset[int]:
+    def _narrow(
+        self, woken: frozenset[int], data: bytes, ends: Mapping[int, list[Event]]
+    ) -> frozenset[int]:
         """Drop from a raw line's woken detectors those that cannot match there after all: a
         scoped detector when the line answers no call on a file it reads, a confirming one
         when its cheap check of the raw bytes says no. (A line that makes a call, or answers
@@ -533,12 +536,9 @@ class FileScan:
             drop = {i for i in scoped if ids.isdisjoint(self._scoped_calls[i])}
             if drop:
                 woken = woken - drop
-        confirming = [(i, check) for i, check in index.confirming if i in woken]
-        if confirming:
-            ends = index.raw_events(data)
-            for i, may_match_raw in confirming:
-                if not may_match_raw(data, ends.get(i, ())):
-                    woken = woken - {i}
+        for i, may_match_raw in index.confirming:
+            if i in woken and not may_match_raw(data, ends.get(i, ())):
+                woken = woken - {i}
         return woken
 
     # -- tool calls -------------------------------------------------------------------------

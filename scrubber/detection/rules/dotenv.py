@@ -24,7 +24,7 @@ import dataclasses
 import functools
 import itertools
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import AnyStr
@@ -139,7 +139,7 @@ _MEDIUM_KEYWORDS = r"(?:token|key|auth|_pat)"
 _TAIL = r"[a-z0-9_.-]{0,80}"
 
 
-def _operators(form: str) -> tuple[str, str]:
+def _operators(form: str) -> tuple[str, str, str]:
     """What must follow a name for this rule to take a value (outside a credential source,
     where every string is read whole), as regex text for decoded text (`text`) or a raw JSONL
     line (`raw`): for a STRONG name, an operator the value reader accepts; for a MEDIUM or KEY
@@ -158,22 +158,23 @@ def _operators(form: str) -> tuple[str, str]:
         rf"{q}\]?\??{t}{{0,8}}:|{q}{t}{{0,4}},|>)"
     )
     value = rf"{t}{{0,16}}{v}{{8}}"
-    medium = (
-        rf"(?:{closed}(?::{{0,3}}=|[?+]=|=|:{t})|{q}\]?\??{t}{{0,8}}:|{q}{t}{{0,4}},|>){value}|"
-        # `API_KEY: str = "…"`: an annotation between the name and `=`.
-        rf"{closed}:{t}{{0,4}}[a-z_][^=]{{0,120}}={value}"
-    )
-    return strong, medium
+    medium = rf"(?:{closed}(?::{{0,3}}=|[?+]=|=|:{t})|{q}\]?\??{t}{{0,8}}:|{q}{t}{{0,4}},|>){value}"
+    # `API_KEY: str = "…"`: an annotation between the name and `=`.
+    annotated = rf"{closed}:{t}{{0,4}}[a-z_][^=]{{0,120}}={value}"
+    return strong, medium, annotated
 
 
 def _assignment_gates() -> tuple[Gate, ...]:
+    """STRONG, MEDIUM, MEDIUM with an annotation (in that order: see `_GATE_REACH`)."""
     text, raw = _operators("text"), _operators("raw")
     # `pw` makes a name STRONG only as its last word (`SMTP_PW`, `dbPw`), so nothing may
     # follow it; base64 is full of `pw` followed by other letters.
     strong = r"(?:(?:pass|pwd|secret|cred)" + _TAIL + "|pw)"
+    medium = _MEDIUM_KEYWORDS + _TAIL
     return (
         Gate(rf"{strong}{text[0]}", rf"{strong}{raw[0]}"),
-        Gate(rf"{_MEDIUM_KEYWORDS}{_TAIL}(?:{text[1]})", rf"{_MEDIUM_KEYWORDS}{_TAIL}(?:{raw[1]})"),
+        Gate(rf"{medium}(?:{text[1]})", rf"{medium}(?:{raw[1]})"),
+        Gate(rf"{medium}(?:{text[2]})", rf"{medium}(?:{raw[2]})"),
     )
 
 
@@ -194,43 +195,47 @@ _RAW_CANDIDATE = re.compile(
     rb"""(?:\\{1,7}"|\\{0,7}['`])?\]?\??(?:[ \t]|\\t){0,8}[:=>?+,]"""
 )
 _NAME_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
-# How far before a gate match's end a candidate may start: a name (80 characters and a
-# keyword), its closing quote and operator, 16 spaces, an annotation of up to 126 characters and
-# 8 characters of value; rounded up.
-_NEAR = 320
 
-
-# How far before a gate match's end the operator a candidate ends with may be: a STRONG
-# gate ends a few characters after it; a MEDIUM one after 16 spaces and 8 characters of value,
-# or after an annotation of up to 126 characters; rounded up. On a raw line, escapes (`\t`)
-# can double that.
-_OP_REACH = 200
-_OP_REACH_RAW = 400
-
-
-def _near_ranges(ends: Iterable[int]) -> list[list[int]]:
-    """Merged [end - _NEAR, end] ranges, in order."""
-    ranges: list[list[int]] = []
-    for end in sorted(set(ends)):
-        low = max(0, end - _NEAR)
-        if ranges and low <= ranges[-1][1]:
-            ranges[-1][1] = end
-        else:
-            ranges.append([low, end])
-    return ranges
+# How far before the end of each gate's match (in `_assignment_gates` order) the operator a
+# candidate ends with may be: a STRONG gate ends at most 5 characters after it; a MEDIUM one
+# after 16 spaces and 8 characters of value; an annotated one after an annotation of up to 126
+# characters as well; rounded up. On a raw line, escapes (`\t` for a tab) take two bytes.
+_GATE_REACH = (12, 32, 170)
+_GATE_REACH_RAW = (24, 64, 220)
+# How much longer than its operator's distance a candidate may start before a gate match's
+# end: a keyword, an 80-character tail, a closing quote and bracket, 8 spaces.
+_CANDIDATE_SPAN = 110
 
 
 def _near_candidates(
-    pattern: re.Pattern[AnyStr], subject: AnyStr, ends: Iterable[int], reach: int
+    pattern: re.Pattern[AnyStr],
+    subject: AnyStr,
+    events: Iterable[tuple[int, int]],
+    reaches: Sequence[int],
 ) -> Iterator[re.Match[AnyStr]]:
-    """Candidates that start at most `_NEAR` before a gate match's end and end (with their
-    operator) at most `reach` before it: the only ones a gate match can stand for."""
-    order = sorted(set(ends))
-    for low, high in _near_ranges(order):
+    """Candidates whose operator ends at most the gate's reach before a gate match's end: the
+    only ones a gate match can stand for. In order, each once."""
+    spans: list[list[int]] = []
+    for end, gate in sorted(events):
+        low = max(0, end - reaches[gate] - _CANDIDATE_SPAN)
+        if spans and low <= spans[-1][1]:
+            spans[-1][1] = max(spans[-1][1], end)
+        else:
+            spans.append([low, end])
+    limits = sorted((end, end - reaches[gate]) for end, gate in events)
+    ends = [end for end, _ in limits]
+    longest = max(reaches)
+    for low, high in spans:
         for candidate in pattern.finditer(subject, low, min(high, len(subject))):
-            after = order[bisect.bisect_left(order, candidate.end())] if order else -1
-            if candidate.end() <= after <= candidate.end() + reach:
-                yield candidate
+            at = candidate.end()
+            # Some gate match ends at or after this operator, close enough to it.
+            for j in range(bisect.bisect_left(ends, at), len(limits)):
+                end, nearest = limits[j]
+                if end - at > longest:
+                    break
+                if nearest <= at:
+                    yield candidate
+                    break
 
 
 def _candidate_search(text: str) -> tuple[re.Pattern[str], str]:
@@ -488,15 +493,16 @@ class SensitiveAssignmentRule:
         "KeywordDetector and gitleaks generic-api-key (same idea, own rules)"
     )
 
-    def may_match_raw(self, data: bytes, ends: Iterable[int]) -> bool:
+    def may_match_raw(self, data: bytes, ends: Iterable[tuple[int, int]]) -> bool:
         """Whether a raw JSONL line (outside a credential source) may hold a hit, given where
-        this rule's gates matched it (`ends`, raw forms): a candidate near one of them has a
+        this rule's gates matched it (`ends`: (end, which gate), raw forms): a candidate whose
+        operator lies within one of those matches has a
         name `classify_name` accepts. Names are made of characters JSON never escapes, so
         they read the same on the raw line, but for an escape right before one
         (`\\nDB_PASS=`): both readings are tried. False lets the scanner skip a line full of
         `secret_name: str` and `test_token.py::` without parsing it."""
         lowered = data.lower()
-        for candidate in _near_candidates(_RAW_CANDIDATE, lowered, ends, _OP_REACH_RAW):
+        for candidate in _near_candidates(_RAW_CANDIDATE, lowered, ends, _GATE_REACH_RAW):
             start = candidate.start()
             floor = max(0, start - _MAX_NAME - 16)
             while start > floor and data[start - 1] in _NAME_BYTES:
@@ -517,14 +523,16 @@ class SensitiveAssignmentRule:
         pattern, subject = _candidate_search(text)
         return self._hits(text, context, pattern.finditer(subject))
 
-    def find_near(self, text: str, context: ScanContext, ends: Iterable[int]) -> Iterator[Hit]:
-        """What `find` reports, reading only the names that end near a gate match (`ends`: where
-        the scanner's gates matched, as character offsets). Every hit's name and operator lie
-        within a gate match, and a gate match is shorter than `_NEAR`, so no hit is lost, and
-        a long tool output full of `token: str` annotations costs a few regex steps per gate
+    def find_near(
+        self, text: str, context: ScanContext, ends: Iterable[tuple[int, int]]
+    ) -> Iterator[Hit]:
+        """What `find` reports, reading only the names whose operator lies within a gate match
+        (`ends`: where the scanner's gates matched, as character offsets, and which gate). Every
+        hit's name and operator lie within a match of one of the gates, so no hit is lost, and a
+        long tool output full of `token: str` annotations costs a few regex steps per gate
         match instead of a Python step per keyword."""
         pattern, subject = _candidate_search(text)
-        matches = _near_candidates(pattern, subject, ends, _OP_REACH)
+        matches = _near_candidates(pattern, subject, ends, _GATE_REACH)
         return self._hits(text, context, matches)
 
     def _hits(
