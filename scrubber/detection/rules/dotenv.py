@@ -23,13 +23,14 @@ import bisect
 import dataclasses
 import functools
 import itertools
+import json
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import AnyStr
 
-from scrubber.detection.detector import ScanContext
+from scrubber.detection.detector import PLAIN, ScanContext
 from scrubber.detection.finding import Hit
 from scrubber.detection.gates import QUOTE_RAW, Gate
 from scrubber.detection.rules.values import (
@@ -236,6 +237,48 @@ def _near_candidates(
                 if nearest <= at:
                     yield candidate
                     break
+
+
+_MAX_RAW_LINE = 16384
+
+
+def _escaped(data: bytes, at: int) -> bool:
+    """Whether the byte at `at` follows an odd run of backslashes (is escaped)."""
+    run = 0
+    while at - run - 1 >= 0 and data[at - run - 1] == 0x5C:
+        run += 1
+    return run % 2 == 1
+
+
+def _line_boundary(data: bytes, at: int, step: int) -> int:
+    """Where the line of text around `at` begins (step -1) or ends (step 1) on a raw JSONL
+    line: just inside the string's quote, or at a `\\n`/`\\r` escape. -1 if not found nearby."""
+    limit = _MAX_RAW_LINE
+    if step < 0:
+        position = at
+        while position > 0 and at - position < limit:
+            quote, newline = data.rfind(b'"', 0, position), data.rfind(b"\\n", 0, position)
+            carriage = data.rfind(b"\\r", 0, position)
+            found = max(quote, newline, carriage)
+            if found < 0:
+                return -1
+            if found == quote and not _escaped(data, quote):
+                return quote + 1
+            if found != quote and not _escaped(data, found):
+                return found + 2
+            position = found
+        return -1
+    position = at
+    while position < len(data) and position - at < limit:
+        quote, newline = data.find(b'"', position), data.find(b"\\n", position)
+        carriage = data.find(b"\\r", position)
+        found = min((i for i in (quote, newline, carriage) if i >= 0), default=-1)
+        if found < 0:
+            return -1
+        if not _escaped(data, found):
+            return found
+        position = found + 1
+    return -1
 
 
 def _candidate_search(text: str) -> tuple[re.Pattern[str], str]:
@@ -495,12 +538,16 @@ class SensitiveAssignmentRule:
 
     def may_match_raw(self, data: bytes, ends: Iterable[tuple[int, int]]) -> bool:
         """Whether a raw JSONL line (outside a credential source) may hold a hit, given where
-        this rule's gates matched it (`ends`: (end, which gate), raw forms): a candidate whose
-        operator lies within one of those matches has a
-        name `classify_name` accepts. Names are made of characters JSON never escapes, so
-        they read the same on the raw line, but for an escape right before one
-        (`\\nDB_PASS=`): both readings are tried. False lets the scanner skip a line full of
-        `secret_name: str` and `test_token.py::` without parsing it."""
+        this rule's gates matched it (`ends`: (end, which gate), raw forms). False lets the
+        scanner skip a line full of `secret_name: str` and `token: list[str]` unparsed.
+
+        Each candidate whose operator lies within a gate match is judged on the raw line
+        itself where that is exact: names are made of characters JSON never escapes, and on a
+        line of text with no escape in it (between two `\\n`, or a string's quotes) the raw
+        bytes are the decoded characters, and the rule never reads past the end of a line
+        (but for `<name>…</name>`). Anywhere else a candidate with a secret-like name is
+        taken as a possible hit. Both readings of a name right after an escape
+        (`\\nDB_PASS=`) are tried."""
         lowered = data.lower()
         for candidate in _near_candidates(_RAW_CANDIDATE, lowered, ends, _GATE_REACH_RAW):
             start = candidate.start()
@@ -515,9 +562,32 @@ class SensitiveAssignmentRule:
                 readings.append(start + (5 if data[start] == 0x75 else 1))
             for first in readings:
                 name = data[first:end].decode("ascii").strip(".-")
-                if name and len(name) <= _MAX_NAME and classify_name(name) is not None:
+                if not name or len(name) > _MAX_NAME or classify_name(name) is None:
+                    continue
+                if self._may_hit_on_raw_line(data, first, end):
                     return True
         return False
+
+    def _may_hit_on_raw_line(self, data: bytes, start: int, end: int) -> bool:
+        """Whether the name at [start, end) of a raw JSONL line may take a value. The line of
+        text around it (between two newlines, or a string's quotes: the rule never reads past
+        either, but for `<name>…</name>`) is cut out of the raw line and decoded on its own;
+        when that is not possible, the answer is yes."""
+        while start < end and data[start] in b"-.":
+            start += 1
+        if start > 0 and data[start - 1] == 0x3C:  # `<password>…</password>` may span lines
+            return True
+        line_start = _line_boundary(data, start, -1)
+        line_end = _line_boundary(data, end, 1)
+        if line_start < 0 or line_end < 0 or line_end - line_start > _MAX_RAW_LINE:
+            return True
+        try:
+            line = json.loads(b'"' + data[line_start:line_end] + b'"')
+            offset = len(json.loads(b'"' + data[line_start:start] + b'"'))
+        except ValueError:
+            return True
+        hit = self._assignment(line, offset, offset + end - start, PLAIN)
+        return hit is not None
 
     def find(self, text: str, context: ScanContext) -> Iterator[Hit]:
         pattern, subject = _candidate_search(text)
