@@ -149,10 +149,15 @@ def _operators(form: str) -> tuple[str, str, str]:
     be STRONG;
     any other name is MEDIUM or KEY. So `token: Session` and `"input_tokens": 57` are passed
     over, `password: …` and `api_key = "…"` are not."""
+    # (quote, space or tab, a value character, a character of an identifier or of an
+    # annotation's brackets): a value holds no newline (`accept_value`), so on a raw line its
+    # characters are bytes other than a space and escapes other than `\\n`.
     if form == "text":
         q, t, v = r"""\\?["'`]""", r"[ \t]", r"[^ \n]"
+        ident, inner = r"(?:[a-z0-9_.]|[\x80-\xff])", r"[^\]\n]"
     else:
-        q, t, v = QUOTE_RAW, r"(?:[ \t]|\\t)", r"[^ ]"
+        q, t, v = QUOTE_RAW, r"(?:[ \t]|\\t)", r"(?:[^ \\]|\\[^n])"
+        ident, inner = r"(?:[a-z0-9_.]|[\x80-\xff]|\\u[0-9a-f]{4})", r"(?:[^\]\\]|\\[^n])"
     closed = rf"(?:{q})?\]?\??{t}{{0,8}}"  # `"api_key"`, `ENV["TOKEN"]`, `token?`
     strong = (
         rf"(?:{closed}(?::{{0,3}}=|[?+]=|=(?:[^=~]|$)|:{t}|:{t}{{0,4}}[a-z_])|"
@@ -160,8 +165,12 @@ def _operators(form: str) -> tuple[str, str, str]:
     )
     value = rf"{t}{{0,16}}{v}{{8}}"
     medium = rf"(?:{closed}(?::{{0,3}}=|[?+]=|=|:{t})|{q}\]?\??{t}{{0,8}}:|{q}{t}{{0,4}},|>){value}"
-    # `API_KEY: str = "…"`: an annotation between the name and `=`.
-    annotated = rf"{closed}:{t}{{0,4}}[a-z_][^=]{{0,120}}={value}"
+    # `API_KEY: str = "…"`: an annotation between the name and `=` (`_SEPARATOR`'s: an
+    # identifier, UTF-8 or escaped, then maybe `[…]` on the same line; hyperscan refuses the
+    # bounded repeats of the rule's own pattern here, so the gate leaves them unbounded).
+    annotated = (
+        rf"{closed}:{t}{{0,4}}[a-z_]{ident}*(?:\[{inner}*\])?{t}{{0,4}}={value}"
+    )
     return strong, medium, annotated
 
 
@@ -202,7 +211,7 @@ _NAME_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz01
 # after 16 spaces and 8 characters of value; an annotated one after an annotation of up to 126
 # characters as well; rounded up. On a raw line, escapes (`\t` for a tab) take two bytes.
 _GATE_REACH = (12, 32, 170)
-_GATE_REACH_RAW = (24, 64, 220)
+_GATE_REACH_RAW = (24, 64, 500)
 # How much longer than its operator's distance a candidate may start before a gate match's
 # end: a keyword, an 80-character tail, a closing quote and bracket, 8 spaces.
 _CANDIDATE_SPAN = 110
