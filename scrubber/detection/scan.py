@@ -342,13 +342,28 @@ class SecretScanner:
                     found.extend((i, hit) for hit in detectors[i].find(text, context))
             else:
                 # A long tool output: run each detector only around its gate matches.
+                whole: set[int] = set()
                 for region_start, region_end, dets in index.windows(events, len(text)):
                     start, end = _widen_to_lines(text, region_start, region_end)
                     piece = text[start:end]
-                    for i in dets:
-                        for hit in detectors[i].find(piece, context):
-                            moved = Hit(hit.start + start, hit.end + start, hit.kind, hit.detector)
-                            found.append((i, moved))
+                    for i in dets - whole:
+                        hits = list(detectors[i].find(piece, context))
+                        if any(
+                            (hit.end >= len(piece) and end < len(text))
+                            or (hit.start == 0 and start > 0)
+                            for hit in hits
+                        ):
+                            # A hit that reaches the window's edge may go on beyond it (a long
+                            # base64 key on one line): this detector reads the whole text.
+                            whole.add(i)
+                            continue
+                        found.extend(
+                            (i, Hit(h.start + start, h.end + start, h.kind, h.detector))
+                            for h in hits
+                        )
+                for i in whole:
+                    found = [item for item in found if item[0] != i]
+                    found.extend((i, hit) for hit in detectors[i].find(text, context))
         found.sort(key=lambda item: item[0])
         return [hit for _, hit in found]
 

@@ -168,9 +168,7 @@ def _operators(form: str) -> tuple[str, str, str]:
     # `API_KEY: str = "…"`: an annotation between the name and `=` (`_SEPARATOR`'s: an
     # identifier, UTF-8 or escaped, then maybe `[…]` on the same line; hyperscan refuses the
     # bounded repeats of the rule's own pattern here, so the gate leaves them unbounded).
-    annotated = (
-        rf"{closed}:{t}{{0,4}}[a-z_]{ident}*(?:\[{inner}*\])?{t}{{0,4}}={value}"
-    )
+    annotated = rf"{closed}:{t}{{0,4}}[a-z_]{ident}*(?:\[{inner}*\])?{t}{{0,4}}={value}"
     return strong, medium, annotated
 
 

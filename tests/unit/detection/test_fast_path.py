@@ -11,6 +11,7 @@ Values are built at run time.
 
 from __future__ import annotations
 
+import base64
 import json
 import random
 import string
@@ -96,4 +97,19 @@ _ALPHABET = [
 @given(st.lists(st.sampled_from(_ALPHABET), max_size=40).map("".join))
 @settings(max_examples=250, deadline=None)
 def test_arbitrary_text_is_found_alike(text: str) -> None:
+    _check(text)
+
+
+def test_a_long_key_on_one_line_of_a_long_output_is_found_whole() -> None:
+    # A kubeconfig's client-key-data (a base64 PEM key of 2,000+ characters on one line) in a
+    # grep output longer than a scan window: its hit reaches past the window around its anchor.
+    rng = random.Random(9)
+    body = base64.b64encode(bytes(rng.randrange(256) for _ in range(1200))).decode()
+    label = "RSA PRIVATE KEY"
+    pem = f"-----BEGIN {label}-----\n{body}\n-----END {label}-----\n"
+    value = base64.b64encode(pem.encode()).decode()
+    text = "x" * 3000 + "\n~/.kube/config:18:    client-key-data: " + value + "\n" + "y" * 3000
+    for scanner in SCANNERS.values():
+        spans = [(f.hit.start, f.hit.end) for f in scanner.scan_text(text, PLAIN)]
+        assert spans == [(text.index(value), text.index(value) + len(value))]
     _check(text)
