@@ -90,19 +90,33 @@ def _redact_line(
     *,
     redact_thinking: bool,
 ) -> bytes:
+    new = _changed_line(raw, file_scan, result, redact_thinking=redact_thinking)
+    if new is None:
+        return raw.to_bytes()
+    return new + b"\n" if raw.terminated else new
+
+
+def _changed_line(
+    raw: RawLine,
+    file_scan: FileScan,
+    result: FileRedaction,
+    *,
+    redact_thinking: bool,
+) -> bytes | None:
+    """The line's redacted bytes (without its newline), or None when it stays as it is."""
     result.lines += 1
     scan = file_scan.scan_raw(raw)
     if scan is None:
-        return raw.to_bytes()
+        return None
     if scan.line.problem not in (None, LineProblem.BLANK):
         result.problems.append((raw.number, str(scan.line.problem)))
     if not scan.leaves:
-        return raw.to_bytes()
+        return None
     new = _apply(scan, result, redact_thinking=redact_thinking)
     if new == raw.data:
-        return raw.to_bytes()
+        return None
     result.lines_changed += 1
-    return new + b"\n" if raw.terminated else new
+    return new
 
 
 def _apply(scan: LineScan, result: FileRedaction, *, redact_thinking: bool) -> bytes:
@@ -274,7 +288,10 @@ def _redact_part(job: tuple[Path, Path, int, int, bool, bool]) -> _PartRedaction
             if not first and file_scan.answers_unknown_call(raw):
                 part.deferred.append((out.tell(), raw.offset, raw.number))
                 continue
-            out.write(_redact_line(raw, file_scan, part.counts, redact_thinking=redact_thinking))
+            new = _changed_line(raw, file_scan, part.counts, redact_thinking=redact_thinking)
+            out.write(raw.data if new is None else new)  # no copy of an unchanged line
+            if raw.terminated:
+                out.write(b"\n")
     part.calls = file_scan.calls_seen()
     return part
 

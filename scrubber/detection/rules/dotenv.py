@@ -588,13 +588,18 @@ class SensitiveAssignmentRule:
         line_end = _line_boundary(data, end, 1)
         if line_start < 0 or line_end < 0 or line_end - line_start > _MAX_RAW_LINE:
             return True
+        return self._may_hit_on_line(data[line_start:line_end], start - line_start, end - start)
+
+    @functools.lru_cache(maxsize=4096)  # noqa: B019 - one rule object for the process's life
+    def _may_hit_on_line(self, raw_line: bytes, name_at: int, name_length: int) -> bool:
+        """The rule's answer for a name in one line of text, given as raw JSON string bytes;
+        cached, as transcripts repeat lines (a file read twice, an output stored twice)."""
         try:
-            line = json.loads(b'"' + data[line_start:line_end] + b'"')
-            offset = len(json.loads(b'"' + data[line_start:start] + b'"'))
+            line = json.loads(b'"' + raw_line + b'"')
+            offset = len(json.loads(b'"' + raw_line[:name_at] + b'"'))
         except ValueError:
             return True
-        hit = self._assignment(line, offset, offset + end - start, PLAIN)
-        return hit is not None
+        return self._assignment(line, offset, offset + name_length, PLAIN) is not None
 
     def find(self, text: str, context: ScanContext) -> Iterator[Hit]:
         pattern, subject = _candidate_search(text)
