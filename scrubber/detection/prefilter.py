@@ -140,10 +140,22 @@ class GateMatcher(Protocol):
         ...
 
 
+_LITERAL_GATE = re.compile(rb"(?:\\x[0-9a-f]{2})+")
+
+
+def _as_literal(pattern: bytes) -> bytes | None:
+    """The bytes a gate made only of `\\xHH` escapes stands for (a literal anchor), or None."""
+    if not _LITERAL_GATE.fullmatch(pattern):
+        return None
+    return bytes(int(pattern[i + 2 : i + 4], 16) for i in range(0, len(pattern), 4))
+
+
 class PythonGateMatcher:
-    """The same answers as hyperscan's, with `re` (slower, for machines without its wheel).
-    `events` reports the ends of non-overlapping matches where hyperscan reports every end; the
-    scanner only uses them to place windows, which both cover."""
+    """The same answers as hyperscan's, with `re` and substring tests (slower, for machines
+    without its wheel). Literal gates (anchors) are looked for with `in` on the lower-cased
+    bytes, one C-speed search each; only the others are regexes. `events` reports the ends of
+    non-overlapping matches where hyperscan reports every end; the scanner only uses them to
+    place windows, which both cover."""
 
     def __init__(
         self, gates: Sequence[tuple[bytes, bytes, bool]], every_end: Collection[int] = ()
@@ -154,9 +166,22 @@ class PythonGateMatcher:
         self._raw = [build(raw, caseless) for _, raw, caseless in gates]
         self._text = [build(text, caseless) for text, _, caseless in gates]
         self._every_end = sorted(every_end)
+        # (index, literal, caseless) for literal gates whose two forms agree; the rest by regex.
+        self._literals: list[tuple[int, bytes, bool]] = []
+        self._regexes: list[int] = []
+        for i, (text, raw, caseless) in enumerate(gates):
+            literal = _as_literal(raw) if raw == text else None
+            if literal is None or i in every_end:
+                self._regexes.append(i)
+            else:
+                self._literals.append((i, literal.lower() if caseless else literal, caseless))
 
     def present(self, data: bytes) -> set[int]:
-        return {i for i, pattern in enumerate(self._raw) if pattern.search(data)}
+        lowered = data.lower()
+        found = {i for i, lit, caseless in self._literals if lit in (lowered if caseless else data)}
+        raw = self._raw
+        found.update(i for i in self._regexes if raw[i].search(data))
+        return found
 
     def present_and_ends(self, data: bytes) -> tuple[set[int], list[tuple[int, int]]]:
         found = self.present(data)
@@ -166,9 +191,17 @@ class PythonGateMatcher:
         return found, ends
 
     def events(self, data: bytes) -> list[tuple[int, int]]:
-        return [
-            (i, m.end()) for i, pattern in enumerate(self._text) for m in pattern.finditer(data)
-        ]
+        lowered = data.lower()
+        found: list[tuple[int, int]] = []
+        for i, lit, caseless in self._literals:
+            subject = lowered if caseless else data
+            at = subject.find(lit)
+            while at >= 0:
+                found.append((i, at + len(lit)))
+                at = subject.find(lit, at + 1)
+        text = self._text
+        found.extend((i, m.end()) for i in self._regexes for m in text[i].finditer(data))
+        return found
 
 
 class HyperscanGateMatcher:

@@ -16,12 +16,15 @@ from hypothesis import strategies as st
 from scrubber.detection import prefilter
 from scrubber.detection.gates import literal_gate
 from scrubber.detection.prefilter import (
+    HyperscanGateMatcher,
     HyperscanLiteralSet,
     LiteralSet,
+    PythonGateMatcher,
     PythonLiteralSet,
     literal_set,
     load_hyperscan,
 )
+from scrubber.detection.scan import _GateIndex
 from scrubber.errors import UsageError
 from scrubber.pipeline import build_detectors
 from scrubber.policy.model import Policy
@@ -190,3 +193,51 @@ def test_pattern_set_engines_agree_on_any_bytes(data: bytes) -> None:
     if load_hyperscan() is None:
         pytest.skip("hyperscan is not installed")
     assert pattern_set(SHAPES).matching(data) == PythonPatternSet(SHAPES).matching(data)
+
+
+# -- gates (regexes and literals): both engines must wake the same detectors -------------------
+
+_INDEX = _GateIndex(build_detectors(Policy.default()), engine="python")
+_GATE_SPECS = [(t.encode("latin-1"), r.encode("latin-1"), c) for t, r, c in _INDEX.gates]
+_EVERY_END = [  # the gates whose every match the scanner asks for (sensitive-assignment's)
+    g
+    for g, owners in enumerate(_INDEX._owners)
+    if any(_INDEX.detectors[d].name == "sensitive-assignment" for d, _ in owners)
+]
+_PYTHON_GATES = PythonGateMatcher(_GATE_SPECS, every_end=_EVERY_END)
+_FAKE = "xK9" + "mQ2vL7pR4t" * 5  # built at run time, not a real credential
+_GATE_SAMPLES = [
+    s.encode()
+    for s in (
+        "DB_PASS" + "WORD=" + _FAKE[:12],
+        "api_key = '" + _FAKE + "'",
+        "token: " + _FAKE,
+        '\\"client_secret\\": \\"' + _FAKE + '\\"',
+        "ghp_" + _FAKE[:36],
+        "postgres://app:" + _FAKE[:10] + "@db:5432/x",
+        "machine h login u pass" + "word " + _FAKE[:8],
+        "x:5432:db:user:" + _FAKE[:9],
+        "curl -u admin:" + _FAKE[:8] + " https://h",
+        "1234567890123456|" + _FAKE[:27],
+        "eyJ" + _FAKE[:20] + "." + _FAKE[:20],
+    )
+]
+
+
+@needs_hyperscan
+@given(
+    st.binary(max_size=300),
+    st.lists(st.sampled_from(_GATE_SAMPLES), max_size=4),
+    st.sampled_from([b"", b"\\n", b"\\t", b" ", b'"']),
+)
+@settings(max_examples=200, deadline=None)
+def test_gate_engines_agree(data: bytes, picks: list[bytes], glue: bytes) -> None:
+    assert HYPERSCAN is not None
+    fast = HyperscanGateMatcher(_GATE_SPECS, HYPERSCAN, every_end=_EVERY_END)
+    for chunk in (data, glue.join([data[:100], *picks, data[100:]])):
+        assert fast.present(chunk) == _PYTHON_GATES.present(chunk)
+        # Every end hyperscan reports for the gates asked for, the regex finds a match ending
+        # there too (it reports only non-overlapping ones, hyperscan every one).
+        fast_ends = {g for g, _ in fast.present_and_ends(chunk)[1]}
+        slow_ends = {g for g, _ in _PYTHON_GATES.present_and_ends(chunk)[1]}
+        assert fast_ends == slow_ends
