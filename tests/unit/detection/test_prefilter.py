@@ -205,6 +205,10 @@ _EVERY_END = [  # the gates whose every match the scanner asks for (sensitive-as
     if any(_INDEX.detectors[d].name == "sensitive-assignment" for d, _ in owners)
 ]
 _PYTHON_GATES = PythonGateMatcher(_GATE_SPECS, every_end=_EVERY_END)
+# Compiled once (most of a second): hypothesis calls the test hundreds of times.
+_HYPERSCAN_GATES = (
+    HyperscanGateMatcher(_GATE_SPECS, HYPERSCAN, every_end=_EVERY_END) if HYPERSCAN else None
+)
 _FAKE = "xK9" + "mQ2vL7pR4t" * 5  # built at run time, not a real credential
 _GATE_SAMPLES = [
     s.encode()
@@ -232,8 +236,8 @@ _GATE_SAMPLES = [
 )
 @settings(max_examples=200, deadline=None)
 def test_gate_engines_agree(data: bytes, picks: list[bytes], glue: bytes) -> None:
-    assert HYPERSCAN is not None
-    fast = HyperscanGateMatcher(_GATE_SPECS, HYPERSCAN, every_end=_EVERY_END)
+    fast = _HYPERSCAN_GATES
+    assert fast is not None
     for chunk in (data, glue.join([data[:100], *picks, data[100:]])):
         assert fast.present(chunk) == _PYTHON_GATES.present(chunk)
         # Every end hyperscan reports for the gates asked for, the regex finds a match ending
