@@ -396,8 +396,9 @@ class SecretScanner:
         return FileScan(self)
 
     def prepare(self) -> None:
-        """Do every detector's one-time work now (compiling, importing detect-secrets), so that
-        processes forked afterwards share it instead of each paying for it."""
+        """Do the detectors' costly one-time work now (importing detect-secrets), so that
+        processes forked afterwards share it instead of each paying for it. Our rules compile
+        their patterns on first use: a part's process compiles only those it wakes."""
         for detector in self._index.detectors:
             prepare = getattr(detector, "prepare", None)
             if prepare is not None:

@@ -140,10 +140,6 @@ class PatternRule:
             object.__setattr__(self, "_core", core)
         return core
 
-    def prepare(self) -> None:
-        """Compile now (before a scan forks its workers, which then share the result)."""
-        _ = self.compiled, self.core
-
     def find(self, text: str, context: ScanContext) -> Iterator[Hit]:
         # A leading look-behind (a token boundary) stops `re` from jumping to the literal that
         # follows it, which makes a full scan several times slower; every full match is also a
