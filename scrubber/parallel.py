@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -25,7 +26,8 @@ BYTES_PER_JOB = 16 << 20
 def scan_jobs(size: int, env: Mapping[str, str] | None = None) -> int:
     """How many processes scan a transcript of `size` bytes: one per usable core (at most
     `MAX_JOBS`), and one per `BYTES_PER_JOB` at most, so small files never pay for a fork.
-    `SCRUB_JOBS=1` turns parallel scanning off; it needs the `fork` start method (Linux)."""
+    `SCRUB_JOBS=1` turns parallel scanning off. Linux only: it forks the process that built
+    the scanner."""
     env = os.environ if env is None else env
     wanted = env.get("SCRUB_JOBS", "").strip()
     if wanted:
@@ -36,8 +38,11 @@ def scan_jobs(size: int, env: Mapping[str, str] | None = None) -> int:
     else:
         affinity = getattr(os, "sched_getaffinity", None)
         jobs = min(len(affinity(0)) if affinity else (os.cpu_count() or 1), MAX_JOBS)
-    if "fork" not in multiprocessing.get_all_start_methods():
-        return 1
+    if (
+        not sys.platform.startswith("linux")
+        or "fork" not in multiprocessing.get_all_start_methods()
+    ):
+        return 1  # forking is safe on Linux; macOS's system libraries may not survive it
     return max(1, min(jobs, size // BYTES_PER_JOB))
 
 

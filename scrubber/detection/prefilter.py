@@ -12,6 +12,10 @@ import contextlib
 import hashlib
 import os
 import re
+
+# The parser behind `re` (no stubs): used only to read which literals a gate starts with.
+import re._constants as re_constants  # type: ignore[import-not-found]
+import re._parser as re_parser  # type: ignore[import-not-found]
 import struct
 from collections.abc import Collection, Sequence
 from pathlib import Path
@@ -150,6 +154,40 @@ def _as_literal(pattern: bytes) -> bytes | None:
     return bytes(int(pattern[i + 2 : i + 4], 16) for i in range(0, len(pattern), 4))
 
 
+def _leading_literals(pattern: bytes, caseless: bool) -> tuple[bytes, ...] | None:
+    """Literals one of which any match of `pattern` starts with (lower-cased when `caseless`),
+    or None when the pattern does not start with literals (a class, a repeat, a look-around).
+    `re` scans slowly for a pattern that opens with an alternation; a substring test for these
+    literals first skips most data."""
+    try:
+        parsed = re_parser.parse(pattern, re.IGNORECASE if caseless else 0)
+    except re.error:
+        return None
+    found = _lead(list(parsed))
+    if found is None or not all(found):
+        return None
+    return tuple(lit.lower() for lit in found) if caseless else found
+
+
+def _lead(items: list[Any]) -> tuple[bytes, ...] | None:
+    literal = bytearray()
+    for op, av in items:
+        if op is re_constants.LITERAL:
+            literal.append(av)
+            continue
+        if literal:
+            break
+        if op is re_constants.SUBPATTERN:
+            return _lead(list(av[3]))
+        if op is re_constants.BRANCH:
+            alternatives = [_lead(list(alternative)) for alternative in av[1]]
+            if any(a is None for a in alternatives):
+                return None
+            return tuple(lit for a in alternatives if a is not None for lit in a)
+        return None
+    return (bytes(literal),) if literal else None
+
+
 class PythonGateMatcher:
     """The same answers as hyperscan's, with `re` and substring tests (slower, for machines
     without its wheel). Literal gates (anchors) are looked for with `in` on the lower-cased
@@ -175,18 +213,63 @@ class PythonGateMatcher:
                 self._regexes.append(i)
             else:
                 self._literals.append((i, literal.lower() if caseless else literal, caseless))
+        # For each regex gate and form: literals one of which its matches start with. `re` is
+        # slow to search for a pattern that opens with an alternation, fast to match it at a
+        # given place: such gates are matched where their literals occur.
+        self._raw_hints = {i: _leading_literals(gates[i][1], gates[i][2]) for i in self._regexes}
+        self._text_hints = {i: _leading_literals(gates[i][0], gates[i][2]) for i in self._regexes}
+        self._caseless = [caseless for _, _, caseless in gates]
+
+    def _matches(
+        self,
+        pattern: re.Pattern[bytes],
+        hints: tuple[bytes, ...] | None,
+        i: int,
+        data: bytes,
+        lowered: bytes,
+        first_only: bool,
+    ) -> list[re.Match[bytes]]:
+        if hints is None:
+            if first_only:
+                found = pattern.search(data)
+                return [found] if found else []
+            return list(pattern.finditer(data))
+        subject = lowered if self._caseless[i] else data
+        starts: set[int] = set()
+        matches = []
+        for hint in hints:
+            at = subject.find(hint)
+            while at >= 0:
+                if at not in starts:
+                    starts.add(at)
+                    found = pattern.match(data, at)
+                    if found is not None:
+                        if first_only:
+                            return [found]
+                        matches.append(found)
+                at = subject.find(hint, at + 1)
+        matches.sort(key=lambda m: m.start())
+        return matches
 
     def present(self, data: bytes) -> set[int]:
         lowered = data.lower()
         found = {i for i, lit, caseless in self._literals if lit in (lowered if caseless else data)}
         raw = self._raw
-        found.update(i for i in self._regexes if raw[i].search(data))
+        found.update(
+            i
+            for i in self._regexes
+            if self._matches(raw[i], self._raw_hints[i], i, data, lowered, first_only=True)
+        )
         return found
 
     def present_and_ends(self, data: bytes) -> tuple[set[int], list[tuple[int, int]]]:
         found = self.present(data)
+        lowered = data.lower()
         ends = [
-            (i, m.end()) for i in self._every_end if i in found for m in self._raw[i].finditer(data)
+            (i, m.end())
+            for i in self._every_end
+            if i in found
+            for m in self._matches(self._raw[i], self._raw_hints[i], i, data, lowered, False)
         ]
         return found, ends
 
@@ -200,7 +283,11 @@ class PythonGateMatcher:
                 found.append((i, at + len(lit)))
                 at = subject.find(lit, at + 1)
         text = self._text
-        found.extend((i, m.end()) for i in self._regexes for m in text[i].finditer(data))
+        found.extend(
+            (i, m.end())
+            for i in self._regexes
+            for m in self._matches(text[i], self._text_hints[i], i, data, lowered, False)
+        )
         return found
 
 
