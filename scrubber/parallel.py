@@ -12,10 +12,18 @@ from __future__ import annotations
 import multiprocessing
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
+from typing import IO, TYPE_CHECKING, TypeVar
 
 from scrubber.errors import UsageError
+from scrubber.transcript.jsonl import RawLine, iter_raw_lines
+
+if TYPE_CHECKING:
+    from scrubber.detection.scan import FileScan, SecretScanner
+
+Job = TypeVar("Job")
+Result = TypeVar("Result")
 
 MAX_JOBS = 4
 # A part must be worth a fork (about 10 ms) and the imports it shares: below this size, the
@@ -61,6 +69,40 @@ def part_bounds(path: Path, size: int, jobs: int) -> list[tuple[int, int]]:
     return list(zip(starts, [*starts[1:], size], strict=True))
 
 
-def fork_pool(processes: int) -> multiprocessing.pool.Pool:
-    """A pool of forked processes: they inherit the compiled scanner instead of rebuilding it."""
-    return multiprocessing.get_context("fork").Pool(processes)
+# The scanner the forked processes inherit (set while `run_parts` runs, in the parent).
+_SCANNER: SecretScanner | None = None
+
+
+def part_scanner() -> SecretScanner:
+    """In a forked process: the scanner of the parent that forked it."""
+    if _SCANNER is None:
+        raise RuntimeError("part_scanner() outside a part started by run_parts")
+    return _SCANNER
+
+
+def run_parts(
+    scanner: SecretScanner, work: Sequence[Job], function: Callable[[Job], Result]
+) -> Iterator[Result]:
+    """`function` over `work` in forked processes (one each) that inherit `scanner`, prepared
+    once here; results in order, as they come."""
+    global _SCANNER  # noqa: PLW0603 - handed to the forked processes, never shared live
+    scanner.prepare()
+    _SCANNER = scanner
+    try:
+        with multiprocessing.get_context("fork").Pool(len(work)) as pool:
+            yield from pool.imap(function, work)
+    finally:
+        _SCANNER = None
+
+
+def part_lines(
+    stream: IO[bytes], file_scan: FileScan, start: int, end: int, first: bool
+) -> Iterator[tuple[RawLine, bool]]:
+    """The lines that start in [start, end) of a transcript, numbered from 1, each with whether
+    it must wait: in any part but the first, a line that answers a tool call this part has not
+    seen is scanned afterwards by the parent, which knows every earlier call."""
+    stream.seek(start)
+    for raw in iter_raw_lines(stream, offset=start, number=1):
+        if raw.offset >= end:
+            return
+        yield raw, not first and file_scan.answers_unknown_call(raw)

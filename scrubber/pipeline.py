@@ -293,11 +293,7 @@ def _scan_transcript(
         if progress and pending > 4 << 20:
             progress(pending)
             pending = 0
-        if scan is None:
-            continue
-        if scan.line.problem is not None and scan.line.problem != "blank":
-            result.problems.append((raw.number, scan.line.problem.value))
-        result.findings.extend(_findings_of(scan, target))
+        _collect(scan, target, result.findings, result.problems)
     if progress and pending:
         progress(pending)
 
@@ -314,34 +310,33 @@ class _PartScan:
     calls: dict[str, ToolCall] = field(default_factory=dict)
 
 
-# The scanner a forked part-scanning process inherits (set just before the pool forks).
-_PART_SCANNER: SecretScanner | None = None
-
-
 def _scan_part(job: tuple[ScanTarget, int, int, bool]) -> _PartScan:
     """Scan the lines that start in [start, end) of a transcript, in a forked process."""
     target, start, end, first = job
-    scanner = _PART_SCANNER
-    assert scanner is not None  # noqa: S101 - set by the parent before forking
     part = _PartScan()
-    file_scan = scanner.new_file_scan()
+    file_scan = parallel.part_scanner().new_file_scan()
     with target.path.open("rb") as stream:
-        stream.seek(start)
-        for raw in iter_raw_lines(stream, offset=start, number=1):
-            if raw.offset >= end:
-                break
+        for raw, wait in parallel.part_lines(stream, file_scan, start, end, first):
             part.lines = raw.number
-            if not first and file_scan.answers_unknown_call(raw):
+            if wait:
                 part.deferred.append((raw.offset, raw.number))
                 continue
-            scan = file_scan.scan_raw(raw)
-            if scan is None:
-                continue
-            if scan.line.problem is not None and scan.line.problem != "blank":
-                part.problems.append((raw.number, scan.line.problem.value))
-            part.findings.extend(_findings_of(scan, target))
+            _collect(file_scan.scan_raw(raw), target, part.findings, part.problems)
     part.calls = file_scan.calls_seen()
     return part
+
+
+def _collect(
+    scan: LineScan | None,
+    target: ScanTarget,
+    findings: list[Finding],
+    problems: list[tuple[int, str]],
+) -> None:
+    if scan is None:
+        return
+    if scan.line.problem is not None and scan.line.problem != "blank":
+        problems.append((scan.line.number, scan.line.problem.value))
+    findings.extend(_findings_of(scan, target))
 
 
 def _scan_transcript_in_parts(
@@ -354,20 +349,15 @@ def _scan_transcript_in_parts(
     """Scan a large transcript in `jobs` processes, one part each, with the same findings as
     one process: a part's lines that answer a tool call made in an earlier part (its first
     few, usually) are scanned afterwards, here, knowing every call made before them."""
-    global _PART_SCANNER  # noqa: PLW0603 - handed to the forked processes, never shared live
     bounds = parallel.part_bounds(target.path, result.size, jobs)
     work = [(target, start, end, i == 0) for i, (start, end) in enumerate(bounds)]
-    scanner.prepare()
-    _PART_SCANNER = scanner
-    try:
-        with parallel.fork_pool(len(work)) as pool:
-            parts = []
-            for part, (start, end) in zip(pool.imap(_scan_part, work), bounds, strict=True):
-                parts.append(part)
-                if progress:
-                    progress(end - start)
-    finally:
-        _PART_SCANNER = None
+    parts = []
+    for part, (start, end) in zip(
+        parallel.run_parts(scanner, work, _scan_part), bounds, strict=True
+    ):
+        parts.append(part)
+        if progress:
+            progress(end - start)
     before = 0
     known: dict[str, ToolCall] = {}
     with target.path.open("rb") as stream:
@@ -381,12 +371,7 @@ def _scan_transcript_in_parts(
                 for offset, number in part.deferred:
                     stream.seek(offset)
                     raw = next(iter_raw_lines(stream, offset=offset, number=number + shift))
-                    scan = file_scan.scan_raw(raw)
-                    if scan is None:
-                        continue
-                    if scan.line.problem is not None and scan.line.problem != "blank":
-                        result.problems.append((raw.number, scan.line.problem.value))
-                    result.findings.extend(_findings_of(scan, target))
+                    _collect(file_scan.scan_raw(raw), target, result.findings, result.problems)
             known.update(part.calls)
             before += part.lines
     result.findings.sort(key=lambda f: f.line)  # stable: within a line, the walk order

@@ -270,22 +270,14 @@ class _PartRedaction:
     calls: dict[str, ToolCall] = field(default_factory=dict)
 
 
-_PART_SCANNER: SecretScanner | None = None  # set just before the pool forks
-
-
 def _redact_part(job: tuple[Path, Path, int, int, bool, bool]) -> _PartRedaction:
     source, part_path, start, end, first, redact_thinking = job
-    scanner = _PART_SCANNER
-    assert scanner is not None  # noqa: S101 - set by the parent before forking
     part = _PartRedaction(FileRedaction(source, None, FileKind.TRANSCRIPT))
-    file_scan = scanner.new_file_scan()
+    file_scan = parallel.part_scanner().new_file_scan()
     with source.open("rb") as stream, part_path.open("wb") as out:
-        stream.seek(start)
-        for raw in iter_raw_lines(stream, offset=start, number=1):
-            if raw.offset >= end:
-                break
+        for raw, wait in parallel.part_lines(stream, file_scan, start, end, first):
             part.lines = raw.number
-            if not first and file_scan.answers_unknown_call(raw):
+            if wait:
                 part.deferred.append((out.tell(), raw.offset, raw.number))
                 continue
             new = _changed_line(raw, file_scan, part.counts, redact_thinking=redact_thinking)
@@ -308,7 +300,6 @@ def _redact_transcript_in_parts(
     """The redacted bytes of a large transcript, in order, made by `jobs` forked processes
     (one part each, in 0600 temp files beside `dest`, removed at the end). Same output as
     one process: the lines a part left out are redacted here, knowing every earlier call."""
-    global _PART_SCANNER  # noqa: PLW0603 - handed to the forked processes, never shared live
     bounds = parallel.part_bounds(source, source.stat().st_size, jobs)
     part_paths = []
     try:
@@ -320,13 +311,7 @@ def _redact_transcript_in_parts(
             (source, part_path, start, end, i == 0, redact_thinking)
             for i, (part_path, (start, end)) in enumerate(zip(part_paths, bounds, strict=True))
         ]
-        scanner.prepare()
-        _PART_SCANNER = scanner
-        try:
-            with parallel.fork_pool(len(work)) as pool:
-                parts = pool.map(_redact_part, work)
-        finally:
-            _PART_SCANNER = None
+        parts = list(parallel.run_parts(scanner, work, _redact_part))
         before = 0
         known: dict[str, ToolCall] = {}
         for part, part_path in zip(parts, part_paths, strict=True):

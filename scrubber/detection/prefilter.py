@@ -61,15 +61,20 @@ class HyperscanLiteralSet:
         self._scratch_owner = self._db
 
     def present(self, data: bytes) -> set[int]:
-        found: set[int] = set()
-        if self._empty or not data:
-            return found
+        return set() if self._empty else _ids_present(self._db, data)
 
-        def on_match(pattern: int, start: int, end: int, flags: int, context: Any) -> None:
-            found.add(pattern)
 
-        self._db.scan(data, match_event_handler=on_match)
+def _ids_present(database: Any, data: bytes) -> set[int]:
+    """The ids of a hyperscan database's patterns that match somewhere in `data`."""
+    found: set[int] = set()
+    if not data:
         return found
+
+    def on_match(pattern: int, start: int, end: int, flags: int, context: Any) -> None:
+        found.add(pattern)
+
+    database.scan(data, match_event_handler=on_match)
+    return found
 
 
 def load_hyperscan() -> Any | None:
@@ -334,15 +339,7 @@ class HyperscanGateMatcher:
             _store_databases(cache, hyperscan, self._raw, self._text)
 
     def present(self, data: bytes) -> set[int]:
-        found: set[int] = set()
-        if self._empty or not data:
-            return found
-
-        def on_match(pattern: int, start: int, end: int, flags: int, context: Any) -> None:
-            found.add(pattern)
-
-        self._raw.scan(data, match_event_handler=on_match)
-        return found
+        return set() if self._empty else _ids_present(self._raw, data)
 
     def events(self, data: bytes) -> list[tuple[int, int]]:
         found: list[tuple[int, int]] = []

@@ -505,14 +505,7 @@ class FileScan:
             woken = scanner._index.line_detectors(line.raw.data.replace(b"\\/", b"/"))
         record = line.record
         if record is not None and quiet and not self._register_calls(record):
-            uuid = record.get("uuid")
-            session = record.get("sessionId")
-            return LineScan(
-                line,
-                uuid if isinstance(uuid, str) else None,
-                session if isinstance(session, str) else None,
-                (),
-            )
+            return _line_scan(line, record, ())
         if record is None:
             # Not a JSON object (a torn last line, say): scan it as plain text.
             leaves: tuple[LeafScan, ...] = ()
@@ -525,14 +518,7 @@ class FileScan:
         if not quiet:
             self._register_calls(record)
         self._walk_record(record, walk)
-        uuid = record.get("uuid")
-        session = record.get("sessionId")
-        return LineScan(
-            line,
-            uuid if isinstance(uuid, str) else None,
-            session if isinstance(session, str) else None,
-            tuple(walk.leaves),
-        )
+        return _line_scan(line, record, tuple(walk.leaves))
 
     def _narrow(
         self, woken: frozenset[int], data: bytes, ends: Mapping[int, list[Event]]
@@ -722,6 +708,17 @@ class FileScan:
                 if isinstance(item, Mapping) and item.get("type") in ("image", "document"):
                     continue
                 self._walk(item, [*path, i], walk, ctx, source, thinking)
+
+
+def _line_scan(line: Line, record: Mapping[str, Any], leaves: tuple[LeafScan, ...]) -> LineScan:
+    uuid = record.get("uuid")
+    session = record.get("sessionId")
+    return LineScan(
+        line,
+        uuid if isinstance(uuid, str) else None,
+        session if isinstance(session, str) else None,
+        leaves,
+    )
 
 
 def _may_be_whole_object(data: bytes) -> bool:
