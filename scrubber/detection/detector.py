@@ -49,6 +49,15 @@ class Detector(Protocol):
     Anchors must contain no character that JSON escapes (`"`, `\\`, control characters), so the
     same test works on a raw JSONL line. A detector with no anchors runs only where the context
     is sensitive (`context_only`).
+
+    Optional, looked up by the scanner (scan.py):
+    - `gates`: a tuple of `gates.Gate`, necessary conditions that replace the anchors when
+      those are common words or punctuation;
+    - `reach_before` / `reach_after`: how far from a gate match its hits may reach;
+    - `find_near(text, context, events)`: `find`, told where (and which of) its gates matched;
+    - `may_match_raw(data, events)`: a cheap, exact look at a raw line before it is parsed;
+    - `reads_file(file_name)`: the detector reads only output or input of calls on such files;
+    - `prepare()`: one-time work to do before a scan forks its processes.
     """
 
     @property
