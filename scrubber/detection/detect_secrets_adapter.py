@@ -292,10 +292,11 @@ def _shared_plugins() -> _Loaded:
     return _LOADED
 
 
-def _keyword_regexes(loaded: _Loaded, context: ScanContext) -> dict[re.Pattern[str], int]:
-    if not context.file_name:
+def _keyword_regexes(loaded: _Loaded, file_name: str | None) -> dict[re.Pattern[str], int]:
+    """The keyword plugin's regexes for a file, as detect-secrets picks them by its type."""
+    if not file_name:
         return loaded.keyword_default
-    file_type = loaded.determine_file_type(context.file_name)
+    file_type = loaded.determine_file_type(file_name)
     found: dict[re.Pattern[str], int] = loaded.keyword_regexes_by_type.get(
         file_type, loaded.keyword_default
     )
@@ -309,9 +310,7 @@ def _takes_bare_values(loaded: _Loaded, regexes: dict[re.Pattern[str], int]) -> 
 @functools.lru_cache(maxsize=256)
 def _extension_takes_bare_values(extension: str) -> bool:
     loaded = _shared_plugins()
-    file_type = loaded.determine_file_type("x" + extension)
-    regexes = loaded.keyword_regexes_by_type.get(file_type, loaded.keyword_default)
-    return _takes_bare_values(loaded, regexes)
+    return _takes_bare_values(loaded, _keyword_regexes(loaded, "x" + extension))
 
 
 def _keyword_hits(
@@ -436,7 +435,7 @@ class DetectSecretsDetector:
             if plugin.anchors and not present.isdisjoint(plugin.anchors):
                 yield from _plugin_hits(plugin, text)
         keywords = [k for k in _KEYWORD_LITERALS if k in present]
-        regexes = _keyword_regexes(loaded, context)
+        regexes = _keyword_regexes(loaded, context.file_name)
         # Where values may be bare (config files, Go), DetectSecretsConfigKeywords reads them,
         # woken by gates that do not ask for a quote; here and in a credential source, this one.
         if keywords and (context.sensitive or not _takes_bare_values(loaded, regexes)):
@@ -491,7 +490,7 @@ class DetectSecretsConfigKeywords:
         if context.sensitive or not context.file_name:
             return  # DetectSecretsDetector reads these
         loaded = _shared_plugins()
-        regexes = _keyword_regexes(loaded, context)
+        regexes = _keyword_regexes(loaded, context.file_name)
         if not _takes_bare_values(loaded, regexes):
             return
         present = self._literal_set.present(text.encode("utf-8", "surrogatepass"))

@@ -22,7 +22,6 @@ longer wakes them.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 # One character of whitespace as Python's `\s` sees it in decoded text (ASCII whitespace, the
@@ -83,13 +82,3 @@ def gates_of(detector: object) -> tuple[Gate, ...]:
     anchors: tuple[str, ...] = getattr(detector, "anchors", ())
     found = (literal_gate(anchor) for anchor in anchors)
     return tuple(gate for gate in found if gate is not None)
-
-
-def compile_check(gate: Gate) -> None:
-    """Raise ValueError when a gate is not a valid regex for Python's `re` (hyperscan is
-    checked when its database is built)."""
-    for pattern in {gate.text, gate.raw_pattern}:
-        try:
-            re.compile(pattern.encode("latin-1"))
-        except (re.error, UnicodeEncodeError) as exc:
-            raise ValueError(f"invalid gate {pattern!r}: {exc}") from exc

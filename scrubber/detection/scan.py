@@ -142,12 +142,10 @@ class _GateIndex:
         self.detectors = tuple(detectors)
         # Each gate spec, with (detector, position among that detector's gates) of its owners.
         specs: dict[tuple[str, str, bool], list[tuple[int, int]]] = {}
-        gated: set[int] = set()
         for i, det in enumerate(detectors):
             for position, gate in enumerate(gates_of(det)):
                 key = (gate.text, gate.raw_pattern, gate.caseless)
                 specs.setdefault(key, []).append((i, position))
-                gated.add(i)
         # The last gate is no detector's: it marks a raw line that holds a credential-named
         # JSON member (see `_SENSITIVE_JSON_KEY_RAW`).
         marker = _SENSITIVE_JSON_KEY_RAW
@@ -160,7 +158,6 @@ class _GateIndex:
         # Context-only detectors, gated or not: never run on text of unknown origin.
         self.needs_context = frozenset(i for i, det in enumerate(detectors) if det.context_only)
         self.everyone = tuple(range(len(detectors)))
-        self.ungated = tuple(i for i in self.everyone if i not in gated)
         # Detectors that can be told where their gates matched (`find_near`).
         self.near = frozenset(i for i, det in enumerate(detectors) if hasattr(det, "find_near"))
         # Detectors that read only the output or input of tool calls on certain files
@@ -282,7 +279,7 @@ class SecretScanner:
         text: str,
         context: ScanContext = PLAIN,
         line_detectors: frozenset[int] | None = None,
-        memo: dict[tuple[str, SourceKind, str | None], list[Hit]] | None = None,
+        memo: dict[tuple[str, SourceKind, str | None], tuple[Hit, ...]] | None = None,
     ) -> tuple[FoundSecret, ...]:
         """Secrets in one string, as exact non-overlapping spans with fingerprints.
 
@@ -303,7 +300,7 @@ class SecretScanner:
         else:
             hits = self._detector_hits(text, context, line_detectors)
             if memo is not None:
-                memo[memo_key] = list(hits)
+                memo[memo_key] = tuple(hits)
         # A value that already holds a placeholder was redacted: what is left of it (say
         # `SECRET=` before a placeholder) is not the whole value, and flagging it would make a
         # second redaction change the file.
@@ -459,7 +456,7 @@ class _Walk:
     result_source: str | None = None
     # The detectors' hits per (string, source, file) of this record: Claude Code stores a
     # tool's output twice (the tool_result block and toolUseResult), often as the same string.
-    memo: dict[tuple[str, SourceKind, str | None], list[Hit]] = field(default_factory=dict)
+    memo: dict[tuple[str, SourceKind, str | None], tuple[Hit, ...]] = field(default_factory=dict)
 
 
 class FileScan:
@@ -481,14 +478,12 @@ class FileScan:
         index = self._scanner._index
         woken, credential_member, ends = index.line_scan(data)
         is_call = _TOOL_USE_MARK in data
+        # The calls this line answers: needed to narrow woken detectors and to know whether it
+        # answers a sensitive call.
+        answered = _answered_call_ids(raw.data) if woken or self._sensitive_calls else frozenset()
         if woken and not is_call:
-            woken = self._narrow(woken, data, ends)
-        sensitive = False
-        if self._sensitive_calls and (_TOOL_USE_ID_MARK in data or _PARENT_TOOL_MARK in data):
-            sensitive = any(
-                m.group(1).decode("utf-8", "replace") in self._sensitive_calls
-                for m in _TOOL_USE_ID.finditer(data)
-            )
+            woken = self._narrow(woken, data, ends, answered)
+        sensitive = not self._sensitive_calls.isdisjoint(answered)
         quiet = not woken and not sensitive and not credential_member
         if quiet and not is_call and _may_be_whole_object(data):
             return None
@@ -521,7 +516,11 @@ class FileScan:
         return _line_scan(line, record, tuple(walk.leaves))
 
     def _narrow(
-        self, woken: frozenset[int], data: bytes, ends: Mapping[int, list[Event]]
+        self,
+        woken: frozenset[int],
+        data: bytes,
+        ends: Mapping[int, list[Event]],
+        answered: frozenset[str],
     ) -> frozenset[int]:
         """Drop from a raw line's woken detectors those that cannot match there after all: a
         scoped detector when the line answers no call on a file it reads, a confirming one
@@ -530,12 +529,7 @@ class FileScan:
         index = self._scanner._index
         scoped = index.scoped.intersection(woken)
         if scoped:
-            ids = (
-                {m.group(1).decode("utf-8", "replace") for m in _TOOL_USE_ID.finditer(data)}
-                if _TOOL_USE_ID_MARK in data or _PARENT_TOOL_MARK in data
-                else set()
-            )
-            drop = {i for i in scoped if ids.isdisjoint(self._scoped_calls[i])}
+            drop = {i for i in scoped if answered.isdisjoint(self._scoped_calls[i])}
             if drop:
                 woken = woken - drop
         for i, may_match_raw in index.confirming:
@@ -549,13 +543,8 @@ class FileScan:
         """Whether a raw line answers a tool call this scan has not seen (its results or the
         progress of a running command). A scan that starts in the middle of a file (one part
         of a parallel scan) hands such lines back, to be scanned where the call is known."""
-        data = raw.data
-        if _TOOL_USE_ID_MARK not in data and _PARENT_TOOL_MARK not in data:
-            return False
         calls = self._calls
-        return any(
-            m.group(1).decode("utf-8", "replace") not in calls for m in _TOOL_USE_ID.finditer(data)
-        )
+        return any(call_id not in calls for call_id in _answered_call_ids(raw.data))
 
     def calls_seen(self) -> dict[str, ToolCall]:
         """The tool calls this scan remembers (the most recent ones), in the order made."""
@@ -708,6 +697,13 @@ class FileScan:
                 if isinstance(item, Mapping) and item.get("type") in ("image", "document"):
                     continue
                 self._walk(item, [*path, i], walk, ctx, source, thinking)
+
+
+def _answered_call_ids(data: bytes) -> frozenset[str]:
+    """The ids of the tool calls a raw line answers (its results, a command's progress)."""
+    if _TOOL_USE_ID_MARK not in data and _PARENT_TOOL_MARK not in data:
+        return frozenset()
+    return frozenset(m.group(1).decode("utf-8", "replace") for m in _TOOL_USE_ID.finditer(data))
 
 
 def _line_scan(line: Line, record: Mapping[str, Any], leaves: tuple[LeafScan, ...]) -> LineScan:
