@@ -59,6 +59,7 @@ from scrubber.archive.bundle import (
 )
 from scrubber.archive.keys import AnyRecipient, ScryptRecipient, recipient_fingerprint
 from scrubber.errors import ExitCode, ScrubberError, UsageError
+from scrubber.transcript.jsonl import fsync_dir
 
 if TYPE_CHECKING:
     from _typeshed import ReadableBuffer, WriteableBuffer
@@ -503,15 +504,6 @@ def _private_dir(path: Path) -> Path:
     return path
 
 
-def _fsync_dir(folder: Path) -> None:
-    with contextlib.suppress(OSError):
-        fd = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-
-
 def _publish(tmp: Path, final: Path) -> bool:
     """Give `tmp` the name `final` unless that name exists: False then. `tmp` remains."""
     try:
@@ -680,7 +672,7 @@ def write_archive(
             for path in (tmp, side_tmp):
                 with contextlib.suppress(FileNotFoundError):
                     path.unlink()
-            _fsync_dir(folder)
+            fsync_dir(folder)
             entry = ArchiveEntry(
                 final, project, session_id, name[: -len(suffix)], bool(recipients), sidecar
             )
@@ -951,7 +943,7 @@ def restore_archive(
                     )
                 touched.add(parent)
             for folder in touched:
-                _fsync_dir(folder)
+                fsync_dir(folder)
         except OSError as exc:
             raise ArchiveError(
                 f"cannot restore into {config_dir}: {exc.strerror or type(exc).__name__}"
@@ -1001,7 +993,7 @@ def decrypt_file(
             tmp.replace(out)
         elif not _publish(tmp, out):
             raise UsageError(f"{out} appeared while decrypting; not overwritten")
-        _fsync_dir(out.parent)
+        fsync_dir(out.parent)
         return size
     except OSError as exc:
         raise ArchiveError(

@@ -36,3 +36,13 @@ PolicyOption = Annotated[
         "--policy", help="Policy file (default: $SCRUB_POLICY, then $SCRUB_HOME/policy.yaml)."
     ),
 ]
+
+
+def human_size(size: int) -> str:
+    """`1.5 MB`: decimal units, as `bench/README.md` and the reports count."""
+    value = float(size)
+    for unit in ("B", "KB", "MB", "GB"):
+        if value < 1000 or unit == "GB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1000
+    return f"{value:.1f} GB"

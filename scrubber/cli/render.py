@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from scrubber import __version__
+from scrubber.cli.common import human_size
 from scrubber.detection.finding import Finding
 from scrubber.pipeline import AuditReport, FileAudit
 
@@ -148,15 +149,6 @@ def render_sarif(report: AuditReport) -> str:
     return json.dumps(sarif, indent=2)
 
 
-def _human_size(size: int) -> str:
-    value = float(size)
-    for unit in ("B", "KB", "MB", "GB"):
-        if value < 1000 or unit == "GB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1000
-    return f"{value:.1f} GB"
-
-
 def _where(finding: Finding, is_transcript: bool) -> str:
     text = f"line {finding.line}"
     pointer = finding.json_path or ""
@@ -228,7 +220,7 @@ def render_text(report: AuditReport, *, preview: bool = False, verbose: bool = F
     )
     session_count = sum(1 for sid in sessions if sid)
     out.append(
-        f"Scanned {len(report.files)} files ({_human_size(report.bytes_scanned)}) in "
+        f"Scanned {len(report.files)} files ({human_size(report.bytes_scanned)}) in "
         f"{session_count} sessions: {totals['occurrences']} secrets, {totals['distinct']} distinct, "
         f"in {sessions_with} sessions."
     )

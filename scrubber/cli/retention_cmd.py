@@ -27,7 +27,7 @@ import typer
 from scrubber.archive.bundle import collect_bundle, content_digest
 from scrubber.archive.store import archives_of, list_archives, sidecar_path, verify_archive
 from scrubber.cli import common
-from scrubber.cli.common import PolicyOption
+from scrubber.cli.common import PolicyOption, human_size
 from scrubber.errors import ConfigError, ExitCode, ScrubberError, UsageError
 from scrubber.policy.load import LoadedPolicy
 from scrubber.policy.model import Pins, Policy
@@ -304,15 +304,6 @@ def _plan(
 # --- rendering ------------------------------------------------------------------------------------
 
 
-def _human_size(size: int) -> str:
-    value = float(size)
-    for unit in ("B", "KB", "MB", "GB"):
-        if value < 1000 or unit == "GB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1000
-    return f"{value:.1f} GB"
-
-
 def _span(delta: timedelta) -> str:
     seconds = abs(delta.total_seconds())
     if seconds >= 86400 * 2:
@@ -455,7 +446,7 @@ def _render_text(
         title = titles.show(info.title if info else None)
         lines.append(
             f"{action:<19}{why:<45} {_ago(decision.last_activity, now):<17}"
-            f"{_human_size(decision.size):>9}  {decision.key}" + (f"  {title}" if title else "")
+            f"{human_size(decision.size):>9}  {decision.key}" + (f"  {title}" if title else "")
         )
     if plan.trash:
         lines += ["", "trash:"]
@@ -992,7 +983,7 @@ def _sessions(
         )
         row = (
             f"{sweep:<22}{_retention_when(item, period is not None, now):<26}"
-            f"{_ago(item.last_activity, now):<16}{_human_size(info.size):>9} "
+            f"{_ago(item.last_activity, now):<16}{human_size(info.size):>9} "
             f"{'?' if secrets is None else str(secrets):>7} {'yes' if item.pinned else '':<4}"
             f"{_archived_text(archived):<11}{info.project}/{info.id}  {titles.show(info.title)}"
         )
