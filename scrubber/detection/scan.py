@@ -59,10 +59,14 @@ _SENSITIVE_JSON_KEY_RAW = Gate(
 )
 # The id of the tool call a record answers: `tool_use_id` in a tool_result block, or
 # `parentToolUseID` on the `progress` records a running Bash command streams.
+# (Matched only where `find` saw a mark: a regex search would try every quote of a long line.)
 _TOOL_USE_ID = re.compile(rb'"(?:tool_use_id|parentToolUseID)"\s*:\s*"([^"\\]{1,200})"')
-_TOOL_USE_MARK = b'"tool_use"'
-_TOOL_USE_ID_MARK = b'"tool_use_id"'
-_PARENT_TOOL_MARK = b'"parentToolUseID"'
+_ANSWER_MARKS = (b'"tool_use_id"', b'"parentToolUseID"')
+# Literals the scanner asks about every raw line, found in the gates' pass (a search of its own
+# would read the whole line again, each): JSON's optional escape of "/" (gates such as "://"
+# must see the slash), a tool call, and an answer to one.
+_ESCAPED_SLASH = b"\\/"
+_MAKES_CALL = b'"tool_use"'
 _MIN_SECRET_LEN = 6
 # detect-secrets' inline marker for a known non-secret (a test value, a documented example):
 # honoured on the line where a finding starts, as detect-secrets and its users expect.
@@ -123,6 +127,22 @@ class LineScan:
     leaves: tuple[LeafScan, ...]
 
 
+@dataclass(frozen=True, slots=True)
+class RawLineGates:
+    """What one pass of the gates over a raw JSONL line tells (`_GateIndex.line_scan`)."""
+
+    woken: frozenset[int]  # the detectors whose gates match
+    credential_member: bool  # a credential-named JSON member with a string value
+    # For each confirming detector woken: where (raw offsets of match ends), which of its gates.
+    events: dict[int, list[Event]]
+    makes_call: bool  # holds a `tool_use` block
+    answers_call: bool  # holds a `tool_use_id` or `parentToolUseID` member
+    escaped_slash: bool  # JSON's `\\/`: the gates were matched with `/` in its place
+
+
+_NOTHING_PRESENT = RawLineGates(frozenset(), False, {}, False, False, False)
+
+
 def json_pointer(parts: Iterable[str | int]) -> str:
     """RFC 6901: `~` is `~0`, `/` is `~1`."""
     return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
@@ -152,6 +172,16 @@ class _GateIndex:
         marker_spec = (marker.text, marker.raw_pattern, marker.caseless)
         specs.setdefault(marker_spec, [])
         self._marker = list(specs).index(marker_spec)
+        # Then the literal marks, no detector's either (see `_ESCAPED_SLASH`).
+        mark_specs = [
+            (_literal_pattern(mark), _literal_pattern(mark), False)
+            for mark in (_ESCAPED_SLASH, _MAKES_CALL, *_ANSWER_MARKS)
+        ]
+        for spec in mark_specs:
+            specs.setdefault(spec, [])
+        order = list(specs)
+        self._escaped_slash, self._makes_call, *answer = (order.index(m) for m in mark_specs)
+        self._answers = frozenset(answer)
         self.gates = tuple(specs)
         # For each gate: the detectors it wakes, and which of their gates it is.
         self._owners = tuple(tuple(owners) for owners in specs.values())
@@ -190,20 +220,27 @@ class _GateIndex:
         owners = self._owners
         return frozenset(d for g in self._matcher.present(data) for d, _ in owners[g])
 
-    def line_scan(self, data: bytes) -> tuple[frozenset[int], bool, dict[int, list[Event]]]:
-        """Detectors whose gates match a raw line; whether it holds a credential-named JSON
-        member with a string value; and for each confirming detector woken, where and which of
-        its gates matched."""
+    def line_scan(self, data: bytes) -> RawLineGates:
+        """What the gates and marks say of a raw line (see `RawLineGates`)."""
         owners = self._owners
         present, ends = self._matcher.present_and_ends(data)
         if not present:
-            return frozenset(), False, {}
+            return _NOTHING_PRESENT
+        escaped_slash = self._escaped_slash in present
+        if escaped_slash:
+            present, ends = self._matcher.present_and_ends(data.replace(b"\\/", b"/"))
         by_detector: dict[int, list[Event]] = {}
         for gate, end in ends:
             for d, position in owners[gate]:
                 by_detector.setdefault(d, []).append((end, position))
-        woken = frozenset(d for g in present for d, _ in owners[g])
-        return woken, self._marker in present, by_detector
+        return RawLineGates(
+            frozenset(d for g in present for d, _ in owners[g]),
+            self._marker in present,
+            by_detector,
+            self._makes_call in present,
+            not self._answers.isdisjoint(present),
+            escaped_slash,
+        )
 
     def events(self, text: str) -> dict[int, list[Event]]:
         """For each detector woken in `text`: where (character offsets of match ends) and which
@@ -473,18 +510,21 @@ class FileScan:
     def scan_raw(self, raw: RawLine) -> LineScan | None:
         """Scan one line; None when the fast path proves there is nothing to find."""
         data = raw.data
-        if b"\\/" in data:  # JSON may escape "/"; anchors such as "://" must still be seen
-            data = data.replace(b"\\/", b"/")
-        index = self._scanner._index
-        woken, credential_member, ends = index.line_scan(data)
-        is_call = _TOOL_USE_MARK in data
+        gates = self._scanner._index.line_scan(data)
+        woken, is_call = gates.woken, gates.makes_call
         # The calls this line answers: needed to narrow woken detectors and to know whether it
         # answers a sensitive call.
-        answered = _answered_call_ids(raw.data) if woken or self._sensitive_calls else frozenset()
+        answered = (
+            _answered_call_ids(data)
+            if gates.answers_call and (woken or self._sensitive_calls)
+            else frozenset()
+        )
         if woken and not is_call:
-            woken = self._narrow(woken, data, ends, answered)
+            if gates.escaped_slash:  # the gates' offsets are those of the line without it
+                data = data.replace(b"\\/", b"/")
+            woken = self._narrow(woken, data, gates.events, answered)
         sensitive = not self._sensitive_calls.isdisjoint(answered)
-        quiet = not woken and not sensitive and not credential_member
+        quiet = not woken and not sensitive and not gates.credential_member
         if quiet and not is_call and _may_be_whole_object(data):
             return None
         return self.scan_line(parse_line(raw), woken, quiet=quiet)
@@ -701,9 +741,20 @@ class FileScan:
 
 def _answered_call_ids(data: bytes) -> frozenset[str]:
     """The ids of the tool calls a raw line answers (its results, a command's progress)."""
-    if _TOOL_USE_ID_MARK not in data and _PARENT_TOOL_MARK not in data:
-        return frozenset()
-    return frozenset(m.group(1).decode("utf-8", "replace") for m in _TOOL_USE_ID.finditer(data))
+    ids = []
+    for mark in _ANSWER_MARKS:
+        at = data.find(mark)
+        while at >= 0:
+            match = _TOOL_USE_ID.match(data, at)
+            if match is not None:
+                ids.append(match.group(1).decode("utf-8", "replace"))
+            at = data.find(mark, at + len(mark))
+    return frozenset(ids)
+
+
+def _literal_pattern(literal: bytes) -> str:
+    """A regex for `literal` that both engines read the same (every byte as `\\xHH`)."""
+    return "".join(f"\\x{byte:02x}" for byte in literal)
 
 
 def _line_scan(line: Line, record: Mapping[str, Any], leaves: tuple[LeafScan, ...]) -> LineScan:

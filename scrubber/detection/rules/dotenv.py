@@ -260,32 +260,49 @@ def _escaped(data: bytes, at: int) -> bool:
 def _line_boundary(data: bytes, at: int, step: int) -> int:
     """Where the line of text around `at` begins (step -1) or ends (step 1) on a raw JSONL
     line: just inside the string's quote, or at a `\\n`/`\\r` escape. -1 if not found nearby."""
-    limit = _MAX_RAW_LINE
+    # A line of text is short, a line of tool output can be megabytes long: look close first.
+    for reach in _BOUNDARY_REACHES:
+        found = _boundary_within(data, at, step, reach)
+        if found is not None:
+            return found
+    return -1
+
+
+_BOUNDARY_REACHES = (256, 2048, _MAX_RAW_LINE)
+
+
+def _boundary_within(data: bytes, at: int, step: int, reach: int) -> int | None:
+    """`_line_boundary` at most `reach` bytes away; -1 when the data ends first with none, None
+    when there is none within `reach`."""
     if step < 0:
+        floor = max(0, at - reach)
         position = at
-        while position > 0 and at - position < limit:
-            quote, newline = data.rfind(b'"', 0, position), data.rfind(b"\\n", 0, position)
-            carriage = data.rfind(b"\\r", 0, position)
+        while position > floor:
+            quote = data.rfind(b'"', floor, position)
+            newline = data.rfind(b"\\n", floor, position)
+            carriage = data.rfind(b"\\r", floor, position)
             found = max(quote, newline, carriage)
             if found < 0:
-                return -1
+                break
             if found == quote and not _escaped(data, quote):
                 return quote + 1
             if found != quote and not _escaped(data, found):
                 return found + 2
             position = found
-        return -1
+        return -1 if floor == 0 else None
+    ceiling = min(len(data), at + reach)
     position = at
-    while position < len(data) and position - at < limit:
-        quote, newline = data.find(b'"', position), data.find(b"\\n", position)
-        carriage = data.find(b"\\r", position)
+    while position < ceiling:
+        quote = data.find(b'"', position, ceiling)
+        newline = data.find(b"\\n", position, ceiling)
+        carriage = data.find(b"\\r", position, ceiling)
         found = min((i for i in (quote, newline, carriage) if i >= 0), default=-1)
         if found < 0:
-            return -1
+            break
         if not _escaped(data, found):
             return found
         position = found + 1
-    return -1
+    return -1 if ceiling == len(data) else None
 
 
 def _candidate_search(text: str) -> tuple[re.Pattern[str], str]:
