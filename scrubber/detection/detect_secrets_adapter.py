@@ -3,8 +3,8 @@
 detect-secrets reports secret *values* without positions, and for some plugins only part of the
 token (its GitHub rule captures `ghp` alone). We run each plugin's own regexes with `finditer` to
 get positions, widen a partial capture to the whole token, and check keyword and entropy results
-with detect-secrets' own heuristic filters. Importing detect_secrets costs about 120 ms (it pulls
-in `requests`), so the import happens on the first `find`, never on the status line's path.
+with detect-secrets' own heuristic filters. The import happens on the first `find` (or a scan's
+`prepare`), never on the status line's path, and without `requests` (see `_RequestsStandIn`).
 """
 
 from __future__ import annotations
@@ -12,6 +12,8 @@ from __future__ import annotations
 import functools
 import os
 import re
+import sys
+import types
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -182,7 +184,39 @@ class _Loaded:
     is_indirect_reference: Any
 
 
+class _RequestsStandIn(types.ModuleType):
+    """Stands in for `requests` while detect-secrets is imported.
+
+    detect-secrets' plugin modules import `requests` at the top, only to check a secret with its
+    vendor over the network (`verify`), which scrubber never does; importing requests takes
+    about 90 ms, two thirds of loading detect-secrets, in every process that scans. At import
+    time those modules use one name of it, in annotations (`-> requests.Response`); this module
+    has that name and nothing else. It is taken out of `sys.modules` once detect-secrets is
+    loaded, so a later `import requests` anywhere gets the real package."""
+
+    class Response:
+        """Only ever named in annotations."""
+
+
 def _load() -> _Loaded:
+    """Import detect-secrets with the `requests` stand-in; if this version of detect-secrets
+    needs more of requests while it is imported, forget what was imported and do it the
+    ordinary way."""
+    if "requests" not in sys.modules:
+        stand_in = _RequestsStandIn("requests")
+        sys.modules["requests"] = stand_in
+        try:
+            return _load_plugins()
+        except Exception:  # any failure under the stand-in: import the ordinary way
+            for name in [n for n in sys.modules if n.partition(".")[0] == "detect_secrets"]:
+                del sys.modules[name]
+        finally:
+            if sys.modules.get("requests") is stand_in:
+                del sys.modules["requests"]
+    return _load_plugins()
+
+
+def _load_plugins() -> _Loaded:
     from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
     from detect_secrets.filters import heuristic
     from detect_secrets.plugins.base import RegexBasedDetector
