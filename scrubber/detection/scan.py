@@ -136,11 +136,12 @@ class RawLineGates:
     # For each confirming detector woken: where (raw offsets of match ends), which of its gates.
     events: dict[int, list[Event]]
     makes_call: bool  # holds a `tool_use` block
-    answers_call: bool  # holds a `tool_use_id` or `parentToolUseID` member
+    # Where the line's `"tool_use_id"` and `"parentToolUseID"` marks start: the calls it answers.
+    answer_marks: tuple[int, ...]
     escaped_slash: bool  # JSON's `\\/`: the gates were matched with `/` in its place
 
 
-_NOTHING_PRESENT = RawLineGates(frozenset(), False, {}, False, False, False)
+_NOTHING_PRESENT = RawLineGates(frozenset(), False, {}, False, (), False)
 
 
 def json_pointer(parts: Iterable[str | int]) -> str:
@@ -181,7 +182,8 @@ class _GateIndex:
             specs.setdefault(spec, [])
         order = list(specs)
         self._escaped_slash, self._makes_call, *answer = (order.index(m) for m in mark_specs)
-        self._answers = frozenset(answer)
+        # Each answer mark's gate, with the length of the mark: where one ends, an id follows.
+        self._answer_marks = {g: len(m) for g, m in zip(answer, _ANSWER_MARKS, strict=True)}
         self.gates = tuple(specs)
         # For each gate: the detectors it wakes, and which of their gates it is.
         self._owners = tuple(tuple(owners) for owners in specs.values())
@@ -202,7 +204,7 @@ class _GateIndex:
         # How far from a gate's end a detector's match can reach, before and after it.
         self.reach = tuple(_reach_of(det) for det in self.detectors)
         # The raw-form matches of confirming detectors' gates are reported one by one: where
-        # they are is what `may_match_raw` is told.
+        # they are is what `may_match_raw` is told; so are the answer marks'.
         confirming = {i for i, _ in self.confirming}
         self._matcher = gate_matcher(
             [(text.encode("latin-1"), raw.encode("latin-1"), c) for text, raw, c in self.gates],
@@ -211,7 +213,7 @@ class _GateIndex:
             every_end=[
                 g
                 for g, owners in enumerate(self._owners)
-                if confirming.intersection(d for d, _ in owners)
+                if confirming.intersection(d for d, _ in owners) or g in self._answer_marks
             ],
         )
 
@@ -230,7 +232,12 @@ class _GateIndex:
         if escaped_slash:
             present, ends = self._matcher.present_and_ends(data.replace(b"\\/", b"/"))
         by_detector: dict[int, list[Event]] = {}
+        answer_marks = self._answer_marks
+        answers: list[int] = []
         for gate, end in ends:
+            if gate in answer_marks:
+                answers.append(end - answer_marks[gate])
+                continue
             for d, position in owners[gate]:
                 by_detector.setdefault(d, []).append((end, position))
         return RawLineGates(
@@ -238,7 +245,7 @@ class _GateIndex:
             self._marker in present,
             by_detector,
             self._makes_call in present,
-            not self._answers.isdisjoint(present),
+            tuple(answers),
             escaped_slash,
         )
 
@@ -513,15 +520,17 @@ class FileScan:
         gates = self._scanner._index.line_scan(data)
         woken, is_call = gates.woken, gates.makes_call
         # The calls this line answers: needed to narrow woken detectors and to know whether it
-        # answers a sensitive call.
-        answered = (
-            _answered_call_ids(data)
-            if gates.answers_call and (woken or self._sensitive_calls)
-            else frozenset()
-        )
+        # answers a sensitive call. (Ids are read from the line as written, as in
+        # `answers_unknown_call`; the marks' offsets are those of the line without `\\/`.)
+        answered: frozenset[str] = frozenset()
+        if gates.answer_marks and (woken or self._sensitive_calls):
+            if gates.escaped_slash:
+                answered = _answered_call_ids(data)
+            else:
+                answered = _call_ids_at(data, gates.answer_marks)
+        if gates.escaped_slash:
+            data = data.replace(b"\\/", b"/")
         if woken and not is_call:
-            if gates.escaped_slash:  # the gates' offsets are those of the line without it
-                data = data.replace(b"\\/", b"/")
             woken = self._narrow(woken, data, gates.events, answered)
         sensitive = not self._sensitive_calls.isdisjoint(answered)
         quiet = not woken and not sensitive and not gates.credential_member
@@ -737,6 +746,16 @@ class FileScan:
                 if isinstance(item, Mapping) and item.get("type") in ("image", "document"):
                     continue
                 self._walk(item, [*path, i], walk, ctx, source, thinking)
+
+
+def _call_ids_at(data: bytes, marks: Iterable[int]) -> frozenset[str]:
+    """The ids of the calls a raw line answers, given where its answer marks start."""
+    ids = []
+    for at in marks:
+        match = _TOOL_USE_ID.match(data, at)
+        if match is not None:
+            ids.append(match.group(1).decode("utf-8", "replace"))
+    return frozenset(ids)
 
 
 def _answered_call_ids(data: bytes) -> frozenset[str]:

@@ -314,6 +314,9 @@ def _candidate_search(text: str) -> tuple[re.Pattern[str], str]:
 
 _NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 _MAX_NAME = 80
+# What a raw gate match's judgement reads before its operator's farthest place: where a candidate
+# may start (`_CANDIDATE_SPAN`), and a name's walk back from there (`_MAX_NAME` + 16), plus one.
+_WINDOW_BEFORE_REACH = _CANDIDATE_SPAN + _MAX_NAME + 17
 # After the name: a closing quote or subscript (`"api_key":`, `ENV["TOKEN"] =`), an optional
 # type annotation (`PASSWORD: str = …`, `token?: string =`), the operator, then spaces.
 _SEPARATOR = re.compile(
@@ -532,7 +535,41 @@ def accept_value(
 _ASSIGNMENT_GATES = _assignment_gates()
 
 
-@dataclass(frozen=True, slots=True)
+@functools.lru_cache(maxsize=8192)
+def _secret_names_in(window: bytes, gate: int) -> tuple[tuple[int, int], ...]:
+    """Where in `window` (raw bytes that end where a match of gate `gate` ends) the
+    candidates whose operator lies within that match have a secret-like name, in every
+    reading. Depends on nothing else, so it is cached: transcripts repeat their lines (an
+    output is stored twice, a file read again), and a repetition costs a lookup instead of
+    a regex search. The window holds `_MAX_NAME` + 16 bytes before any candidate, so a name
+    is never cut by it: it starts where the raw line starts or well before any name."""
+    lowered = window.lower()
+    size = len(window)
+    nearest = size - _GATE_REACH_RAW[gate]
+    found: list[tuple[int, int]] = []
+    for candidate in _RAW_CANDIDATE.finditer(lowered, max(0, nearest - _CANDIDATE_SPAN)):
+        if candidate.end() < nearest:
+            continue  # its operator is too far before the gate match to be what it matched
+        start = candidate.start()
+        floor = max(0, start - _MAX_NAME - 16)
+        while start > floor and window[start - 1] in _NAME_BYTES:
+            start -= 1
+        if start == floor and start > 0:
+            continue  # longer than any name, in any reading
+        end = candidate.end("tail")
+        readings = [start]
+        if start > 0 and window[start - 1] == 0x5C:  # a backslash: `\n`, `\t`, `\u00e9`
+            readings.append(start + (5 if window[start] == 0x75 else 1))
+        for first in readings:
+            name = window[first:end].decode("ascii").strip(".-")
+            if name and len(name) <= _MAX_NAME and classify_name(name) is not None:
+                found.append((first, end))
+    return tuple(found)
+
+
+# Compared and hashed by identity (eq=False): its method caches key on it, and hashing every
+# field on each lookup cost more than the lookups saved.
+@dataclass(frozen=True, slots=True, eq=False)
 class SensitiveAssignmentRule:
     """Values assigned to names that say they hold a secret."""
 
@@ -572,24 +609,17 @@ class SensitiveAssignmentRule:
         (but for `<name>…</name>`). Anywhere else a candidate with a secret-like name is
         taken as a possible hit. Both readings of a name right after an escape
         (`\\nDB_PASS=`) are tried."""
-        lowered = data.lower()
-        for candidate in _near_candidates(_RAW_CANDIDATE, lowered, ends, _GATE_REACH_RAW):
-            start = candidate.start()
-            floor = max(0, start - _MAX_NAME - 16)
-            while start > floor and data[start - 1] in _NAME_BYTES:
-                start -= 1
-            if start == floor and start > 0:
-                continue  # longer than any name, in any reading
-            end = candidate.end("tail")
-            readings = [start]
-            if start > 0 and data[start - 1] == 0x5C:  # a backslash: `\n`, `\t`, `\u00e9`
-                readings.append(start + (5 if data[start] == 0x75 else 1))
-            for first in readings:
-                name = data[first:end].decode("ascii").strip(".-")
-                if not name or len(name) > _MAX_NAME or classify_name(name) is None:
-                    continue
-                if self._may_hit_on_raw_line(data, first, end):
-                    return True
+        judged: set[tuple[int, int]] = set()
+        for end, gate in ends:
+            # Every byte the judgement of this gate match reads: its candidates, their names.
+            window_start = max(0, end - _GATE_REACH_RAW[gate] - _WINDOW_BEFORE_REACH)
+            window = data[window_start:end]
+            for name_start, name_end in _secret_names_in(window, gate):
+                span = (window_start + name_start, window_start + name_end)
+                if span not in judged:
+                    judged.add(span)
+                    if self._may_hit_on_raw_line(data, *span):
+                        return True
         return False
 
     def _may_hit_on_raw_line(self, data: bytes, start: int, end: int) -> bool:
