@@ -189,6 +189,12 @@ class _GateIndex:
         self._owners = tuple(tuple(owners) for owners in specs.values())
         # Context-only detectors, gated or not: never run on text of unknown origin.
         self.needs_context = frozenset(i for i, det in enumerate(detectors) if det.context_only)
+        # Token patterns: they find the same in any context, so their gates hold everywhere.
+        self.context_free = frozenset(
+            i
+            for i, det in enumerate(detectors)
+            if isinstance(det, PatternRule) and not det.context_only and gates_of(det)
+        )
         self.everyone = tuple(range(len(detectors)))
         # Detectors that can be told where their gates matched (`find_near`).
         self.near = frozenset(i for i, det in enumerate(detectors) if hasattr(det, "find_near"))
@@ -367,8 +373,13 @@ class SecretScanner:
         found: list[tuple[int, Hit]] = []
         if context.sensitive:
             # A credential source: every detector reads all of it (the gates describe what a
-            # value must look like elsewhere; here the name alone says it is a secret).
+            # value must look like elsewhere; here the name alone says it is a secret), but
+            # for a token pattern, whose matches are the same in any context: there its gates
+            # still say whether it can match at all.
+            events = index.events(text) if index.context_free else {}
             for i in index.everyone:
+                if i in index.context_free and i not in events:
+                    continue
                 found.extend((i, hit) for hit in detectors[i].find(text, context))
         elif line_detectors is None or line_detectors:
             events = index.events(text)

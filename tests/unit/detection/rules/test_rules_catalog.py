@@ -4,6 +4,7 @@ hold for every positive example (the scanner skips text that contains none of th
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import json
 import pkgutil
 import re
@@ -14,9 +15,13 @@ import pytest
 from rule_cases import Case
 
 from scrubber.detection import rules as rules_package
-from scrubber.detection.detector import PLAIN, Detector, ScanContext
+from scrubber.detection.detector import PLAIN, Detector, ScanContext, SourceKind
 from scrubber.detection.finding import Hit, resolve_overlaps
+from scrubber.detection.fingerprint import Fingerprinter
 from scrubber.detection.rules.catalog import ALL_RULES
+from scrubber.detection.scan import SecretScanner
+from scrubber.pipeline import build_detectors
+from scrubber.policy.model import Policy
 
 KEBAB = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 HELPER_MODULES = {"base", "values", "catalog"}
@@ -126,3 +131,46 @@ def test_redaction_is_idempotent(case: Case) -> None:
     redacted = _redact(case.text, _scan_all(case.text, case.context))
     again = _scan_all(redacted, case.context)
     assert not again, f"{case.id}: {[(h.detector, h.start, h.end) for h in again]}"
+
+
+_SENSITIVE_CONTEXTS = [
+    ScanContext(None, SourceKind.DOTENV, "/app/.env"),
+    ScanContext(None, SourceKind.CREDENTIAL_FILE, "/home/u/.netrc"),
+    ScanContext(None, SourceKind.SECRET_DUMP, "printenv"),
+]
+
+
+def _scanners() -> list[tuple[SecretScanner, SecretScanner]]:
+    """(scanner, the same with every detector reading a credential source whole) per engine."""
+    detectors = build_detectors(Policy.default())
+    pairs = []
+    for engine in ("python", "hyperscan"):
+        if engine == "hyperscan" and importlib.util.find_spec("hyperscan") is None:
+            continue
+        fast = SecretScanner(detectors, Fingerprinter(b"k" * 32), engine=engine)
+        whole = SecretScanner(detectors, Fingerprinter(b"k" * 32), engine=engine)
+        whole._index.context_free = frozenset()
+        pairs.append((fast, whole))
+    return pairs
+
+
+SCANNER_PAIRS = _scanners()
+
+
+@pytest.mark.parametrize("case", POSITIVES, ids=[c.id for c in POSITIVES])
+def test_token_patterns_in_a_credential_source_read_only_where_their_gates_match(
+    case: Case,
+) -> None:
+    # In a credential source every detector reads the whole string, but token patterns (whose
+    # matches do not depend on context) are skipped where their gates do not match: that must
+    # never lose a hit, alone or in a longer dump.
+    texts = [case.text, f"HOME=/root\nX={case.text}\nPATH=/usr/bin:/bin\n"]
+    for fast, whole in SCANNER_PAIRS:
+        assert fast._index.context_free, "the shortcut is in use"
+        for context in _SENSITIVE_CONTEXTS:
+            for text in texts:
+                got = [(f.hit.start, f.hit.end, f.hit.kind) for f in fast.scan_text(text, context)]
+                want = [
+                    (f.hit.start, f.hit.end, f.hit.kind) for f in whole.scan_text(text, context)
+                ]
+                assert got == want, (case.id, context.source)
