@@ -28,7 +28,7 @@ from scrubber.detection.scan import LineScan, SecretScanner
 from scrubber.errors import InputError, UsageError
 from scrubber.policy.model import Policy
 from scrubber.transcript import sessions as session_discovery
-from scrubber.transcript.jsonl import iter_raw_lines
+from scrubber.transcript.jsonl import IO_BUFFER, iter_raw_lines
 
 Progress = Callable[[int], None]  # called with the number of bytes just processed
 
@@ -256,7 +256,7 @@ def audit_file(
     if target.title:
         result.title = scanner.redact_text(target.title)
     try:
-        with target.path.open("rb") as stream:
+        with target.path.open("rb", buffering=IO_BUFFER) as stream:
             opened = os.fstat(stream.fileno())
             result.size, result.mtime_ns = opened.st_size, opened.st_mtime_ns
             head = stream.read(_BINARY_SNIFF)
@@ -315,7 +315,7 @@ def _scan_part(job: tuple[ScanTarget, int, int, bool]) -> _PartScan:
     target, start, end, first = job
     part = _PartScan()
     file_scan = parallel.part_scanner().new_file_scan()
-    with target.path.open("rb") as stream:
+    with target.path.open("rb", buffering=IO_BUFFER) as stream:
         for raw, wait in parallel.part_lines(stream, file_scan, start, end, first):
             part.lines = raw.number
             if wait:
@@ -360,7 +360,7 @@ def _scan_transcript_in_parts(
             progress(end - start)
     before = 0
     known: dict[str, ToolCall] = {}
-    with target.path.open("rb") as stream:
+    with target.path.open("rb", buffering=IO_BUFFER) as stream:
         for part in parts:
             shift = before
             result.findings.extend(replace(f, line=f.line + shift) for f in part.findings)

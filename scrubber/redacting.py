@@ -35,6 +35,7 @@ from scrubber.redaction.rewrite import (
     rewrite_text_line,
 )
 from scrubber.transcript.jsonl import (
+    IO_BUFFER,
     LineProblem,
     RawLine,
     atomic_write,
@@ -234,7 +235,7 @@ def redact_copy(
         paths.ensure_private_dir(dest.parent)
         redact_thinking = thinking is ThinkingMode.REDACT
         jobs = parallel.scan_jobs(source_stat.st_size) if kind is FileKind.TRANSCRIPT else 1
-        with source.open("rb") as stream:
+        with source.open("rb", buffering=IO_BUFFER) as stream:
             if jobs > 1:
                 chunks = _redact_transcript_in_parts(
                     source, stream, dest, scanner, result, redact_thinking, jobs
@@ -274,7 +275,10 @@ def _redact_part(job: tuple[Path, Path, int, int, bool, bool]) -> _PartRedaction
     source, part_path, start, end, first, redact_thinking = job
     part = _PartRedaction(FileRedaction(source, None, FileKind.TRANSCRIPT))
     file_scan = parallel.part_scanner().new_file_scan()
-    with source.open("rb") as stream, part_path.open("wb") as out:
+    with (
+        source.open("rb", buffering=IO_BUFFER) as stream,
+        part_path.open("wb", buffering=IO_BUFFER) as out,
+    ):
         for raw, wait in parallel.part_lines(stream, file_scan, start, end, first):
             part.lines = raw.number
             if wait:
@@ -428,12 +432,12 @@ def _rewrite_locked(path: Path, scanner: SecretScanner, result: FileRedaction) -
     import tempfile
 
     folder = path.parent
-    with path.open("rb") as original:
+    with path.open("rb", buffering=IO_BUFFER) as original:
         st = os.fstat(original.fileno())
         fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=_TMP_SUFFIX, dir=folder)
         tmp = Path(tmp_name)
         try:
-            with os.fdopen(fd, "wb") as out:
+            with os.fdopen(fd, "wb", buffering=IO_BUFFER) as out:
                 file_scan = scanner.new_file_scan()
                 done = _copy_redacted(original, out, 0, 1, scanner, result, file_scan, result.kind)
                 main_pass_end = done
@@ -559,11 +563,11 @@ def check_redacted(path: Path, scanner: SecretScanner, original: Path | None) ->
     from scrubber.redaction.structure import same_structure
 
     result = CheckResult(path, compared_with=original)
-    orig_stream = original.open("rb") if original is not None else None
+    orig_stream = original.open("rb", buffering=IO_BUFFER) if original is not None else None
     try:
         orig_lines = iter_raw_lines(orig_stream) if orig_stream is not None else None
         file_scan = scanner.new_file_scan()
-        with path.open("rb") as stream:
+        with path.open("rb", buffering=IO_BUFFER) as stream:
             for raw in iter_raw_lines(stream):
                 result.lines += 1
                 line = parse_line(raw)

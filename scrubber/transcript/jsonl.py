@@ -21,6 +21,10 @@ from typing import IO, Any
 
 JsonLoads = Callable[[bytes], Any]
 
+# The buffer for reading and writing transcripts: lines average a few KB and run to MBs, and
+# with the default 8 KB buffer, reading the lines of a file took twice as long.
+IO_BUFFER = 1 << 20
+
 
 def _stdlib_loads(data: bytes) -> Any:
     return json.loads(data.decode("utf-8"))
@@ -148,7 +152,7 @@ def parse_line(raw: RawLine, loads: JsonLoads | None = None) -> Line:
 
 def read_lines(path: Path, *, loads: JsonLoads | None = None) -> Iterator[Line]:
     """Stream the parsed lines of a JSONL file."""
-    with path.open("rb") as stream:
+    with path.open("rb", buffering=IO_BUFFER) as stream:
         for raw in iter_raw_lines(stream):
             yield parse_line(raw, loads)
 
@@ -180,7 +184,7 @@ def atomic_write(
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
     tmp = Path(tmp_name)
     try:
-        with os.fdopen(fd, "wb") as out:
+        with os.fdopen(fd, "wb", buffering=IO_BUFFER) as out:
             for chunk in chunks:
                 out.write(chunk)
             out.flush()
