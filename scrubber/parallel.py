@@ -26,9 +26,13 @@ Job = TypeVar("Job")
 Result = TypeVar("Result")
 
 MAX_JOBS = 4
-# A part must be worth a fork (about 10 ms) and the imports it shares: below this size, the
+# A process must be worth a fork (about 10 ms) and the imports it shares: below this size, the
 # whole file is one part.
 BYTES_PER_JOB = 16 << 20
+# Each process takes parts one after another, two on average: a transcript's work is uneven
+# (one half of the benchmark file takes a third longer than the other), and with smaller
+# parts a process that is done early takes the next one instead of waiting for the slowest.
+PARTS_PER_JOB = 2
 
 
 def scan_jobs(size: int, env: Mapping[str, str] | None = None) -> int:
@@ -54,12 +58,12 @@ def scan_jobs(size: int, env: Mapping[str, str] | None = None) -> int:
     return max(1, min(jobs, size // BYTES_PER_JOB))
 
 
-def part_bounds(path: Path, size: int, jobs: int) -> list[tuple[int, int]]:
+def part_bounds(path: Path, size: int, parts: int) -> list[tuple[int, int]]:
     """[start, end) byte ranges of about equal size, each starting at a line start."""
     starts = [0]
     with path.open("rb") as stream:
-        for i in range(1, jobs):
-            stream.seek(max(size * i // jobs - 1, starts[-1]))
+        for i in range(1, parts):
+            stream.seek(max(size * i // parts - 1, starts[-1]))
             stream.readline()  # to the start of the next line
             position = stream.tell()
             if position >= size:
@@ -81,15 +85,18 @@ def part_scanner() -> SecretScanner:
 
 
 def run_parts(
-    scanner: SecretScanner, work: Sequence[Job], function: Callable[[Job], Result]
+    scanner: SecretScanner,
+    work: Sequence[Job],
+    function: Callable[[Job], Result],
+    jobs: int,
 ) -> Iterator[Result]:
-    """`function` over `work` in forked processes (one each) that inherit `scanner`, prepared
-    once here; results in order, as they come."""
+    """`function` over `work` in `jobs` forked processes that inherit `scanner`, prepared once
+    here; results in order, as they come."""
     global _SCANNER  # noqa: PLW0603 - handed to the forked processes, never shared live
     scanner.prepare()
     _SCANNER = scanner
     try:
-        with multiprocessing.get_context("fork").Pool(len(work)) as pool:
+        with multiprocessing.get_context("fork").Pool(min(jobs, len(work))) as pool:
             yield from pool.imap(function, work)
     finally:
         _SCANNER = None

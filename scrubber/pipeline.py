@@ -349,11 +349,11 @@ def _scan_transcript_in_parts(
     """Scan a large transcript in `jobs` processes, one part each, with the same findings as
     one process: a part's lines that answer a tool call made in an earlier part (its first
     few, usually) are scanned afterwards, here, knowing every call made before them."""
-    bounds = parallel.part_bounds(target.path, result.size, jobs)
+    bounds = parallel.part_bounds(target.path, result.size, jobs * parallel.PARTS_PER_JOB)
     work = [(target, start, end, i == 0) for i, (start, end) in enumerate(bounds)]
     parts = []
     for part, (start, end) in zip(
-        parallel.run_parts(scanner, work, _scan_part), bounds, strict=True
+        parallel.run_parts(scanner, work, _scan_part, jobs), bounds, strict=True
     ):
         parts.append(part)
         if progress:

@@ -304,7 +304,7 @@ def _redact_transcript_in_parts(
     """The redacted bytes of a large transcript, in order, made by `jobs` forked processes
     (one part each, in 0600 temp files beside `dest`, removed at the end). Same output as
     one process: the lines a part left out are redacted here, knowing every earlier call."""
-    bounds = parallel.part_bounds(source, source.stat().st_size, jobs)
+    bounds = parallel.part_bounds(source, source.stat().st_size, jobs * parallel.PARTS_PER_JOB)
     part_paths = []
     try:
         for _ in bounds:
@@ -315,7 +315,7 @@ def _redact_transcript_in_parts(
             (source, part_path, start, end, i == 0, redact_thinking)
             for i, (part_path, (start, end)) in enumerate(zip(part_paths, bounds, strict=True))
         ]
-        parts = list(parallel.run_parts(scanner, work, _redact_part))
+        parts = list(parallel.run_parts(scanner, work, _redact_part, jobs))
         before = 0
         known: dict[str, ToolCall] = {}
         for part, part_path in zip(parts, part_paths, strict=True):
