@@ -315,7 +315,9 @@ def _redact_transcript_in_parts(
             (source, part_path, start, end, i == 0, redact_thinking)
             for i, (part_path, (start, end)) in enumerate(zip(part_paths, bounds, strict=True))
         ]
-        parts = list(parallel.run_parts(scanner, work, _redact_part, jobs))
+        # Each part is copied out as soon as it is done, while later parts are still being
+        # redacted.
+        parts = parallel.run_parts(scanner, work, _redact_part, jobs)
         before = 0
         known: dict[str, ToolCall] = {}
         for part, part_path in zip(parts, part_paths, strict=True):
