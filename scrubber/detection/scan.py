@@ -30,7 +30,13 @@ from scrubber.detection.placeholder import (
 from scrubber.detection.prefilter import gate_matcher
 from scrubber.detection.rules.base import PatternRule
 from scrubber.policy.model import Allowlist
-from scrubber.transcript.jsonl import Line, LineProblem, RawLine, parse_line
+from scrubber.transcript.jsonl import (
+    Line,
+    LineProblem,
+    RawLine,
+    json_loads_for_strings,
+    parse_line,
+)
 
 # String values under these keys are identifiers, chain fields, signatures or enum-like tags:
 # never secrets, and redaction must leave them byte-identical.
@@ -547,7 +553,9 @@ class FileScan:
         quiet = not woken and not sensitive and not gates.credential_member
         if quiet and not is_call and _may_be_whole_object(data):
             return None
-        return self.scan_line(parse_line(raw), woken, quiet=quiet)
+        # Only strings are scanned (and redaction rewrites the raw bytes): a large integer that
+        # comes back as a float changes nothing here.
+        return self.scan_line(parse_line(raw, json_loads_for_strings), woken, quiet=quiet)
 
     def scan_line(
         self, line: Line, woken: frozenset[int] | None = None, *, quiet: bool = False

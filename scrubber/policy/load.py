@@ -13,6 +13,7 @@ key name, a number or a short enum word, because a policy can hold things worth 
 from __future__ import annotations
 
 import difflib
+import functools
 import json
 import os
 import re
@@ -22,8 +23,6 @@ from enum import StrEnum
 from importlib import resources
 from pathlib import Path
 from typing import Any, TypeVar
-
-import yaml
 
 from scrubber import paths
 from scrubber.errors import ConfigError, KeyMaterialError, UsageError
@@ -125,36 +124,42 @@ def _read_text(path: Path, source: PolicySource) -> str:
 # YAML to plain data
 
 
-class _StrictLoader(yaml.SafeLoader):
-    """safe_load, except that a key given twice is an error (PyYAML silently keeps the last)."""
+@functools.cache
+def _yaml() -> tuple[Any, type[Any]]:
+    """PyYAML and our loader, imported on the first policy file read: with no policy file (the
+    built-in defaults), a command does not pay for importing yaml (about 15 ms)."""
+    import yaml
 
+    class StrictLoader(yaml.SafeLoader):
+        """safe_load, except that a key given twice is an error (PyYAML silently keeps the
+        last)."""
 
-def _construct_mapping_once(loader: yaml.SafeLoader, node: yaml.MappingNode) -> dict[Any, Any]:
-    loader.flatten_mapping(node)
-    seen: set[object] = set()
-    for key_node, _ in node.value:
-        key = loader.construct_object(key_node)
-        try:
-            duplicate = key in seen
-        except TypeError:  # an unhashable key; construct_mapping reports it properly
-            break
-        if duplicate:
-            raise yaml.constructor.ConstructorError(
-                None, None, f"duplicate key {_show_key(key)}", key_node.start_mark
-            )
-        seen.add(key)
-    return loader.construct_mapping(node)
+    def construct_mapping_once(loader: yaml.SafeLoader, node: yaml.MappingNode) -> dict[Any, Any]:
+        loader.flatten_mapping(node)
+        seen: set[object] = set()
+        for key_node, _ in node.value:
+            key = loader.construct_object(key_node)
+            try:
+                duplicate = key in seen
+            except TypeError:  # an unhashable key; construct_mapping reports it properly
+                break
+            if duplicate:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {_show_key(key)}", key_node.start_mark
+                )
+            seen.add(key)
+        return loader.construct_mapping(node)
 
-
-_StrictLoader.add_constructor(
-    yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
-    _construct_mapping_once,
-)
+    StrictLoader.add_constructor(
+        yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, construct_mapping_once
+    )
+    return yaml, StrictLoader
 
 
 def _parse_yaml(text: str, origin: str) -> object:
+    yaml, loader = _yaml()
     try:
-        return yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
+        return yaml.load(text, Loader=loader)  # a SafeLoader subclass: safe
     except yaml.MarkedYAMLError as error:
         # Only the parser's problem and its position: str(error) would quote the offending line.
         mark = error.problem_mark or error.context_mark

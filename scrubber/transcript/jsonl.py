@@ -52,12 +52,21 @@ try:  # orjson parses several times faster; the result is the same as the stdlib
             # surrogate in a \u escape, NaN, 1e400): give the stdlib the last word.
             return _stdlib_loads(data)
 
+    def _fast_loads_for_strings(data: bytes) -> Any:
+        try:
+            return _orjson.loads(data)
+        except _orjson.JSONDecodeError:
+            return _stdlib_loads(data)
+
     FAST_JSON_AVAILABLE = True
 except ImportError:  # pragma: no cover - exercised by the fallback test through `loads_with`
-    _fast_loads = _stdlib_loads
+    _fast_loads = _fast_loads_for_strings = _stdlib_loads
     FAST_JSON_AVAILABLE = False
 
 json_loads: JsonLoads = _fast_loads
+# The same, but an integer beyond 64 bits may come back as a float: for readers that look only
+# at strings (the scanner), which need not pay for the check of every line's digits.
+json_loads_for_strings: JsonLoads = _fast_loads_for_strings
 
 
 class LineProblem(StrEnum):
