@@ -47,6 +47,9 @@ from scrubber.transcript.jsonl import (
 _BINARY_SNIFF = 8192
 _TEXT_BLOCK = 1 << 20
 _COPY_BLOCK = 1 << 20
+# A parallel redaction's output is written to disk part by part, while later parts are still
+# being redacted (see `atomic_write`).
+_SYNC_EVERY = 16 << 20
 _TMP_SUFFIX = ".scrub-tmp"  # in-place temp files: `.<name>.<random>.scrub-tmp` beside the file
 
 
@@ -246,7 +249,13 @@ def redact_copy(
                 )
             else:
                 chunks = redact_text_stream(stream, scanner, result)
-            atomic_write(dest, chunks, mode=0o600, mtime_ns=source_stat.st_mtime_ns)
+            atomic_write(
+                dest,
+                chunks,
+                mode=0o600,
+                mtime_ns=source_stat.st_mtime_ns,
+                sync_every=_SYNC_EVERY if jobs > 1 else None,
+            )
     except FileNotFoundError:
         raise InputError(f"{source}: vanished while it was being read; nothing written") from None
     except OSError as exc:
@@ -341,6 +350,7 @@ def _redact_transcript_in_parts(
                     raw = next(iter_raw_lines(stream, offset=source_offset, number=number + before))
                     yield _redact_line(raw, file_scan, result, redact_thinking=redact_thinking)
                 yield from _copy_range(redacted, None)
+            part_path.unlink()  # now, while later parts run: freeing its pages takes a while
             known.update(part.calls)
             before += part.lines
         result.problems.sort()

@@ -4,6 +4,7 @@ line, an empty file, blank lines, non-object JSON, unknown record types; and ato
 from __future__ import annotations
 
 import ast
+import os
 import stat
 import subprocess
 import sys
@@ -221,3 +222,19 @@ def test_atomic_write_failure_leaves_the_target_and_no_temp(tmp_path: Path) -> N
         atomic_write(path, chunks())
     assert path.read_bytes() == b"original\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["session.jsonl"]
+
+
+def test_atomic_write_can_write_to_disk_as_it_goes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A writer whose chunks come with waits (a parallel redaction's parts) syncs the data it
+    # has written every `sync_every` bytes, so that the final fsync has little left to do.
+    synced_sizes: list[int] = []
+    monkeypatch.setattr(jsonl, "_sync_data", lambda fd: synced_sizes.append(os.fstat(fd).st_size))
+    path = tmp_path / "copy.jsonl"
+    atomic_write(path, [b"a" * 600, b"b" * 500, b"c" * 300, b"d" * 900], sync_every=1000)
+    assert path.read_bytes() == b"a" * 600 + b"b" * 500 + b"c" * 300 + b"d" * 900
+    assert synced_sizes == [1100, 2300]  # everything written so far, each time
+    synced_sizes.clear()
+    atomic_write(path, [b"e" * 5000])
+    assert synced_sizes == []  # not asked for: only the final fsync
