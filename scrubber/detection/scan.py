@@ -528,23 +528,26 @@ class FileScan:
         self._calls: dict[str, ToolCall] = {}
         self._sensitive_calls: set[str] = set()
         self._labels: dict[str, str] = {}
+        # The gates of the line `answers_unknown_call` looked at last: `scan_raw` of the same
+        # line uses them instead of a second pass.
+        self._looked_at: tuple[RawLine, RawLineGates] | None = None
         # For each scoped detector (see _GateIndex.scoped): the calls whose file it reads.
         self._scoped_calls: dict[int, set[str]] = {i: set() for i in scanner._index.scoped}
 
     def scan_raw(self, raw: RawLine) -> LineScan | None:
         """Scan one line; None when the fast path proves there is nothing to find."""
         data = raw.data
-        gates = self._scanner._index.line_scan(data)
+        looked_at, self._looked_at = self._looked_at, None
+        if looked_at is not None and looked_at[0] is raw:
+            gates = looked_at[1]
+        else:
+            gates = self._scanner._index.line_scan(data)
         woken, is_call = gates.woken, gates.makes_call
         # The calls this line answers: needed to narrow woken detectors and to know whether it
-        # answers a sensitive call. (Ids are read from the line as written, as in
-        # `answers_unknown_call`; the marks' offsets are those of the line without `\\/`.)
+        # answers a sensitive call.
         answered: frozenset[str] = frozenset()
         if gates.answer_marks and (woken or self._sensitive_calls):
-            if gates.escaped_slash:
-                answered = _answered_call_ids(data)
-            else:
-                answered = _call_ids_at(data, gates.answer_marks)
+            answered = _answered_ids(data, gates)
         if gates.escaped_slash:
             data = data.replace(b"\\/", b"/")
         if woken and not is_call:
@@ -611,8 +614,12 @@ class FileScan:
         """Whether a raw line answers a tool call this scan has not seen (its results or the
         progress of a running command). A scan that starts in the middle of a file (one part
         of a parallel scan) hands such lines back, to be scanned where the call is known."""
+        gates = self._scanner._index.line_scan(raw.data)
+        self._looked_at = (raw, gates)
+        if not gates.answer_marks:
+            return False
         calls = self._calls
-        return any(call_id not in calls for call_id in _answered_call_ids(raw.data))
+        return any(call_id not in calls for call_id in _answered_ids(raw.data, gates))
 
     def calls_seen(self) -> dict[str, ToolCall]:
         """The tool calls this scan remembers (the most recent ones), in the order made."""
@@ -765,6 +772,14 @@ class FileScan:
                 if isinstance(item, Mapping) and item.get("type") in ("image", "document"):
                     continue
                 self._walk(item, [*path, i], walk, ctx, source, thinking)
+
+
+def _answered_ids(data: bytes, gates: RawLineGates) -> frozenset[str]:
+    """The ids of the calls a raw line answers, read from the line as written (the marks'
+    offsets are those of the line without `\\/`, when it has one)."""
+    if gates.escaped_slash:
+        return _answered_call_ids(data)
+    return _call_ids_at(data, gates.answer_marks)
 
 
 def _call_ids_at(data: bytes, marks: Iterable[int]) -> frozenset[str]:
