@@ -494,7 +494,7 @@ def code_under_test(work: Path, working_tree: bool) -> tuple[dict[str, object], 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--size-mb", type=int, default=100)
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--ds-slice-mb", type=int, default=10, help="detect-secrets input size")
     parser.add_argument(
         "--only", help="comma list: ceiling,audit,python,redact,secretlint,detect-secrets"
