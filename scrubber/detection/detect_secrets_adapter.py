@@ -374,6 +374,12 @@ def _extension_takes_bare_values(extension: str) -> bool:
     return _takes_bare_values(loaded, _keyword_regexes(loaded, "x" + extension))
 
 
+@functools.lru_cache(maxsize=4096)  # asked for every tool call; sessions touch the same files
+def _file_takes_bare_values(file_name: str) -> bool:
+    # detect-secrets decides a file's type by its extension alone.
+    return _extension_takes_bare_values(os.path.splitext(file_name)[1])  # noqa: PTH122 - as detect-secrets does
+
+
 def _keyword_hits(
     loaded: _Loaded, text: str, regexes: dict[re.Pattern[str], int], keywords: Sequence[str]
 ) -> Iterator[Hit]:
@@ -541,8 +547,7 @@ class DetectSecretsConfigKeywords:
         scanner then wakes it only on lines that answer such a call)."""
         if not file_name:
             return False
-        # detect-secrets decides a file's type by its extension alone.
-        return _extension_takes_bare_values(os.path.splitext(file_name)[1])  # noqa: PTH122 - as detect-secrets does
+        return _file_takes_bare_values(file_name)
 
     def prepare(self) -> None:
         _shared_plugins()
