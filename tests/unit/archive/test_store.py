@@ -180,27 +180,6 @@ def test_the_same_version_is_not_written_twice(config: Path, root: Path) -> None
     assert first.entry.path.read_bytes() != other.entry.path.read_bytes()
 
 
-@pytest.mark.parametrize("damage", ["truncate", "flip"])
-def test_a_damaged_archive_of_the_same_content_is_not_taken_for_it(
-    config: Path, root: Path, damage: str
-) -> None:
-    # An archive that no longer matches what its sidecar recorded does not count as the archive
-    # of this content: a new version is written, the damaged one kept.
-    first = _write(config, root)
-    data = first.entry.path.read_bytes()
-    if damage == "truncate":
-        damaged = data[: len(data) // 2]
-    else:
-        damaged = data[:-40] + bytes([data[-40] ^ 0x01]) + data[-39:]
-    first.entry.path.write_bytes(damaged)
-    again = _write(config, root)
-    assert again.created
-    assert again.entry.path != first.entry.path
-    assert first.entry.path.read_bytes() == damaged  # left for the user to look at
-    assert again.entry.path.read_bytes() != damaged
-    assert len(list_archives(root)) == 2
-
-
 def test_changed_content_with_the_same_last_timestamp_gets_a_new_name(
     config: Path, root: Path
 ) -> None:
