@@ -15,6 +15,7 @@ import hashlib
 import os
 import stat
 import tempfile
+import time
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -50,6 +51,11 @@ _COPY_BLOCK = 1 << 20
 # A parallel redaction's output is written to disk part by part, while later parts are still
 # being redacted (see `atomic_write`).
 _SYNC_EVERY = 16 << 20
+# After an in-place rewrite's rename, how long the old file must hold still before it is let
+# go, how often it is looked at, and the longest it is watched (see `_rewrite_locked`).
+_LATE_SETTLE = 0.05
+_LATE_POLL = 0.005
+_LATE_WATCH_MAX = 1.0
 _TMP_SUFFIX = ".scrub-tmp"  # in-place temp files: `.<name>.<random>.scrub-tmp` beside the file
 
 
@@ -450,6 +456,11 @@ def _rewrite_locked(path: Path, scanner: SecretScanner, result: FileRedaction) -
         tmp = Path(tmp_name)
         try:
             with os.fdopen(fd, "wb", buffering=IO_BUFFER) as out:
+                # The mode and owner first: the last fsync below makes them durable too, and
+                # nothing is left to do between the last look at the file and the rename.
+                os.fchmod(out.fileno(), stat.S_IMODE(st.st_mode))
+                with contextlib.suppress(PermissionError):
+                    os.fchown(out.fileno(), st.st_uid, st.st_gid)
                 file_scan = scanner.new_file_scan()
                 done = _copy_redacted(original, out, 0, 1, scanner, result, file_scan, result.kind)
                 main_pass_end = done
@@ -478,12 +489,10 @@ def _rewrite_locked(path: Path, scanner: SecretScanner, result: FileRedaction) -
                         original, out, done, result.lines + 1, scanner, result, file_scan,
                         result.kind, final=round_ >= 3,
                     )  # fmt: skip
+                else:  # the file never held still: make what was written durable all the same
+                    out.flush()
+                    os.fsync(out.fileno())
                 result.folded_tail_bytes = done - main_pass_end
-                out.flush()
-                os.fchmod(out.fileno(), stat.S_IMODE(st.st_mode))
-                with contextlib.suppress(PermissionError):
-                    os.fchown(out.fileno(), st.st_uid, st.st_gid)
-                os.fsync(out.fileno())
             if result.lines_changed == 0:
                 tmp.unlink()
                 return result
@@ -499,19 +508,37 @@ def _rewrite_locked(path: Path, scanner: SecretScanner, result: FileRedaction) -
             with contextlib.suppress(FileNotFoundError):
                 tmp.unlink()
             raise
-        # Anything that reached the old inode between our last check and the rename (looked
-        # for before the directory fsync, which may take a while).
-        late_size = os.fstat(original.fileno()).st_size
-        if late_size > done:
-            with path.open("ab") as out:
-                late_start = done
-                done = _copy_redacted(
-                    original, out, done, result.lines + 1, scanner, result, file_scan, result.kind,
-                    final=True,
-                )  # fmt: skip
-                result.folded_tail_bytes += done - late_start
-                out.flush()
-                os.fsync(out.fileno())
+        # Anything that reaches the old inode after our last check: a line written between that
+        # check and the rename, or by a writer that opened the file just before the rename and
+        # writes a moment later. The old inode is watched until it has held still for a while
+        # (before the directory fsync, which may take a while), and what arrives is appended.
+        late_start = done
+        with contextlib.ExitStack() as late:
+            tail: IO[bytes] | None = None
+            still_since = time.monotonic()
+            deadline = still_since + _LATE_WATCH_MAX
+            while True:
+                now = time.monotonic()
+                settled = now - still_since >= _LATE_SETTLE or now >= deadline
+                if os.fstat(original.fileno()).st_size > done:
+                    if tail is None:
+                        tail = late.enter_context(path.open("ab"))
+                    reached = _copy_redacted(
+                        original, tail, done, result.lines + 1, scanner, result, file_scan,
+                        result.kind, final=settled,
+                    )  # fmt: skip
+                    if reached > done:
+                        done = reached
+                        if now < deadline:  # past it, a writer that never stops is let go
+                            still_since = now
+                            continue
+                if settled:
+                    break
+                time.sleep(_LATE_POLL)
+            if tail is not None:
+                tail.flush()
+                os.fsync(tail.fileno())
+        result.folded_tail_bytes += done - late_start
         fsync_dir(folder)
     return result
 

@@ -13,6 +13,8 @@ import json
 import os
 import random
 import shutil
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -466,6 +468,45 @@ def test_lines_appended_just_before_the_rename_are_kept(
     assert [json.loads(x)["n"] for x in lines[-3:-1]] == [1, 2]
     assert token.encode() not in data
     assert result.folded_tail_bytes == sum(len(x) for x in tail)
+
+
+def test_a_line_from_a_writer_that_opened_the_file_before_the_rename_is_kept(
+    config_copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A writer opens the transcript just before the rename and writes a moment after it: its
+    # line goes to the old inode, after the first look for a late tail. The rewrite watches the
+    # old file until it holds still, so the line is copied over, redacted.
+    path = config_copy / SHOP_FILE
+    token = fake_github_token(random.Random(6))
+    (line,) = _tail(token)[1:2]
+    real_replace = Path.replace
+    writers: list[threading.Thread] = []
+
+    def replace_and_write_late(self: Path, target: Any) -> Path:
+        if Path(target) != path:
+            return real_replace(self, target)
+        handle = path.open("ab")  # opened before the rename: the old inode
+
+        def write_later() -> None:
+            time.sleep(0.015)
+            handle.write(line)
+            handle.close()
+
+        writers.append(threading.Thread(target=write_later))
+        moved = real_replace(self, target)
+        writers[-1].start()
+        return moved
+
+    monkeypatch.setattr(Path, "replace", replace_and_write_late)
+    before = path.read_bytes().count(b"\n")
+    result = redact_in_place(path, SCANNER, tmp_path / "locks")
+    for writer in writers:
+        writer.join()
+    data = path.read_bytes()
+    assert data.count(b"\n") == before + 1
+    assert json.loads(data.split(b"\n")[-2])["n"] == 2
+    assert token.encode() not in data
+    assert result.folded_tail_bytes == len(line)
 
 
 def test_a_file_that_shrinks_during_the_rewrite_is_left_alone(
