@@ -413,7 +413,8 @@ def redact_in_place(
 
     Claude Code opens, appends and closes the transcript for every write, so lines can arrive
     while we work: after the main pass we fold in the tail that appeared, re-check right before
-    the rename, and after the rename copy over anything that reached the old inode in between.
+    the rename, and after the rename copy over anything that reaches the old inode (watching it
+    until it holds still: a writer may have opened it just before the rename).
     """
     if path.is_symlink():
         raise InputError(f"{path}: is a symbolic link; not rewritten")
