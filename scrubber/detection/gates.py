@@ -65,13 +65,13 @@ def literal_gate(anchor: str) -> Gate | None:
         return None
     if any(ch in {'"', "\\"} or ord(ch) < 0x20 for ch in prefix):
         raise ValueError(f"an anchor must not hold a character JSON escapes: {anchor!r}")
-    return Gate("".join(_escape_byte(ch) for ch in prefix))
+    return Gate(literal_pattern(prefix.encode("ascii")))
 
 
-def _escape_byte(ch: str) -> str:
-    # Every character as \xHH: hyperscan takes NUL-terminated C strings, and escapes keep
-    # metacharacters literal in both engines.
-    return f"\\x{ord(ch):02x}"
+def literal_pattern(literal: bytes) -> str:
+    """A regex for `literal`, every byte as \\xHH: hyperscan takes NUL-terminated C strings, and
+    escapes keep metacharacters literal in both engines."""
+    return "".join(f"\\x{byte:02x}" for byte in literal)
 
 
 def gates_of(detector: object) -> tuple[Gate, ...]:

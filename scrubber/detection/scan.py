@@ -20,7 +20,7 @@ from scrubber.detection.context import ToolCall, describe_tool_use
 from scrubber.detection.detector import PLAIN, Detector, ScanContext, SourceKind
 from scrubber.detection.finding import Hit, resolve_overlaps
 from scrubber.detection.fingerprint import Fingerprinter
-from scrubber.detection.gates import Gate, gates_of
+from scrubber.detection.gates import Gate, gates_of, literal_pattern
 from scrubber.detection.placeholder import (
     PLACEHOLDER_PREFIX,
     PLACEHOLDER_RE,
@@ -181,7 +181,7 @@ class _GateIndex:
         self._marker = list(specs).index(marker_spec)
         # Then the literal marks, no detector's either (see `_ESCAPED_SLASH`).
         mark_specs = [
-            (_literal_pattern(mark), _literal_pattern(mark), False)
+            (literal_pattern(mark), literal_pattern(mark), False)
             for mark in (_ESCAPED_SLASH, _MAKES_CALL, *_ANSWER_MARKS)
         ]
         for spec in mark_specs:
@@ -803,11 +803,6 @@ def _answered_call_ids(data: bytes) -> frozenset[str]:
                 ids.append(match.group(1).decode("utf-8", "replace"))
             at = data.find(mark, at + len(mark))
     return frozenset(ids)
-
-
-def _literal_pattern(literal: bytes) -> str:
-    """A regex for `literal` that both engines read the same (every byte as `\\xHH`)."""
-    return "".join(f"\\x{byte:02x}" for byte in literal)
 
 
 def _line_scan(line: Line, record: Mapping[str, Any], leaves: tuple[LeafScan, ...]) -> LineScan:

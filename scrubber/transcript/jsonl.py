@@ -42,9 +42,7 @@ _LONG_DIGIT_RUN = b"0" * 19
 try:  # orjson parses several times faster; the result is the same as the stdlib's.
     import orjson as _orjson
 
-    def _fast_loads(data: bytes) -> Any:
-        if _LONG_DIGIT_RUN in data.translate(_DIGITS_TO_ZERO):
-            return _stdlib_loads(data)
+    def _fast_loads_for_strings(data: bytes) -> Any:
         try:
             return _orjson.loads(data)
         except _orjson.JSONDecodeError:
@@ -52,11 +50,10 @@ try:  # orjson parses several times faster; the result is the same as the stdlib
             # surrogate in a \u escape, NaN, 1e400): give the stdlib the last word.
             return _stdlib_loads(data)
 
-    def _fast_loads_for_strings(data: bytes) -> Any:
-        try:
-            return _orjson.loads(data)
-        except _orjson.JSONDecodeError:
+    def _fast_loads(data: bytes) -> Any:
+        if _LONG_DIGIT_RUN in data.translate(_DIGITS_TO_ZERO):
             return _stdlib_loads(data)
+        return _fast_loads_for_strings(data)
 
     FAST_JSON_AVAILABLE = True
 except ImportError:  # pragma: no cover - exercised by the fallback test through `loads_with`
