@@ -35,9 +35,11 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
-from typing import IO, Any, BinaryIO
+from typing import IO, Any, BinaryIO, cast
 
-from scrubber.errors import ExitCode, ScrubberError
+from scrubber.archive.bundle_errors import BundleError
+from scrubber.archive.tar_reader import TarReader
+from scrubber.errors import ExitCode
 
 __all__ = [
     "MANIFEST_FORMAT",
@@ -65,19 +67,17 @@ __all__ = [
 MANIFEST_NAME = "manifest.json"
 MANIFEST_SCHEMA = "scrubber.archive-manifest"
 MANIFEST_FORMAT = 1  # bumped only for changes an older reader must refuse
-# A manifest lists one line per file; even 100,000 files stay far below this. Anything larger is
-# not ours, and is refused before it is read into memory.
-MAX_MANIFEST_SIZE = 64 * 1024 * 1024
+# A manifest takes about 250 bytes per file: 16 MiB is some 60,000 files. It is read whole and
+# parsed, and JSON made of empty objects grows some 20 times in memory, so this cap is what
+# bounds a hostile manifest's cost (issue 11); a bundle whose manifest would not fit is refused
+# when it is archived, not written as an archive that cannot be restored.
+MAX_MANIFEST_SIZE = 16 * 1024 * 1024
 # gzip's own default level: at 9 (tarfile's stream default) compression runs near 15 MB/s on a
 # transcript here, at 6 near 38 MB/s for an output only 6% larger (bench/README.md).
 COMPRESS_LEVEL = 6
 _BLOCK = 1 << 20
 
 Progress = Callable[[int], None]  # called with the number of bytes just processed
-
-
-class BundleError(ScrubberError):
-    """An archive's payload is not a bundle we wrote, or does not match its manifest (exit 3)."""
 
 
 class BundleChangedError(BundleError):
@@ -384,10 +384,23 @@ class Manifest:
             raise BundleError("manifest: a file is named like the manifest")
         if facts.transcript not in {f.path for f in manifest.files}:
             raise BundleError("manifest: the transcript is not among the files")
+        _refuse_files_as_folders(manifest.files, paths)
         recorded = value.get("content_sha256")
         if recorded is not None and recorded != manifest.content_sha256:
             raise BundleError("manifest: content_sha256 does not match its file list")
         return manifest
+
+
+def _refuse_files_as_folders(files: Iterable[BundleFile], paths: Iterable[str]) -> None:
+    """A path below a listed file (`a.jsonl/x`) could only be written by replacing that file
+    with a folder: no bundle we collect holds one."""
+    names = {f.path for f in files}
+    for path in paths:
+        parent = path.rpartition("/")[0]
+        while parent:
+            if parent in names:
+                raise BundleError(f"manifest: {path[:200]} lies below the file {parent[:200]}")
+            parent = parent.rpartition("/")[0]
 
 
 # ------------------------------------------------------------------------------ collecting
@@ -479,7 +492,7 @@ def make_manifest(
             f"the transcript {facts.transcript} is not a regular file in the bundle",
             hint="a symlinked transcript is not archived; archive the file it points to",
         )
-    return Manifest(
+    manifest = Manifest(
         session=facts,
         files=contents.files,
         dirs=contents.dirs,
@@ -490,6 +503,12 @@ def make_manifest(
         redacted=redacted,
         skipped=contents.skipped,
     )
+    if len(manifest.to_bytes()) > MAX_MANIFEST_SIZE:
+        raise BundleError(
+            f"session {facts.session_id} has too many files to archive "
+            f"({len(contents.files)}: its manifest would exceed {MAX_MANIFEST_SIZE} bytes)"
+        )
+    return manifest
 
 
 # -------------------------------------------------------------------------------- writing
@@ -588,55 +607,31 @@ def write_bundle(
 # ------------------------------------------------------------------------------ unpacking
 
 
-_FILE_TYPES = (tarfile.REGTYPE, tarfile.AREGTYPE)
-
-
-def _describe(member: tarfile.TarInfo) -> str:
-    if member.issym():
-        return "a symlink"
-    if member.islnk():
-        return "a hard link"
-    if member.ischr() or member.isblk():
-        return "a device"
-    if member.isfifo():
-        return "a FIFO"
-    return f"a member of type {member.type!r}"
-
-
 def _write_member(
-    source: IO[bytes], target: Path, expected: BundleFile, progress: Progress | None
+    source: TarReader, target: Path, expected: BundleFile, progress: Progress | None
 ) -> None:
     target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
     fd = os.open(target, flags, 0o600)
-    digest = hashlib.sha256()
-    size = 0
     with os.fdopen(fd, "wb") as out:
-        while True:
-            block = source.read(_BLOCK)
-            if not block:
-                break
-            digest.update(block)
-            size += len(block)
-            out.write(block)
-            if progress is not None:
-                progress(len(block))
+        _copy_member(source, expected, progress, out)
         out.flush()
         os.fsync(out.fileno())
-    if size != expected.size or digest.hexdigest() != expected.sha256:
-        raise BundleError(f"archive member {expected.path} does not match its manifest hash")
     os.utime(target, ns=(expected.mtime_ns, expected.mtime_ns))
 
 
-def _check_member(source: IO[bytes], expected: BundleFile, progress: Progress | None) -> None:
+def _copy_member(
+    source: TarReader, expected: BundleFile, progress: Progress | None, out: IO[bytes] | None
+) -> None:
+    """Hash (and write to `out`) the member's data: its tar size was checked equal to the
+    manifest's, and the reader never hands out a byte past it."""
     digest = hashlib.sha256()
     size = 0
-    while True:
-        block = source.read(_BLOCK)
-        if not block:
-            break
+    while block := source.read(_BLOCK):
         digest.update(block)
         size += len(block)
+        if out is not None:
+            out.write(block)
         if progress is not None:
             progress(len(block))
     if size != expected.size or digest.hexdigest() != expected.sha256:
@@ -644,63 +639,70 @@ def _check_member(source: IO[bytes], expected: BundleFile, progress: Progress | 
 
 
 def unpack_bundle(
-    src: BinaryIO, dest: Path | None = None, *, progress: Progress | None = None
+    src: BinaryIO,
+    dest: Path | None = None,
+    *,
+    progress: Progress | None = None,
+    admit: Callable[[Manifest], None] | None = None,
 ) -> Manifest:
     """Read a bundle stream: check it member by member against its manifest and, when `dest`
     is given (an empty private folder), write the folders (0700) and files (0600) there.
 
-    With `dest=None` nothing is written: a full verification. Raises BundleError on anything
-    unsafe or inconsistent; then `dest` holds a partial copy the caller must remove.
+    `admit` is called with the manifest before any member is read: it raises to refuse the
+    archive (paths outside the session's bundle, sizes that do not fit). With `dest=None`
+    nothing is written: a full verification. Raises BundleError on anything unsafe or
+    inconsistent; then `dest` holds a partial copy the caller must remove.
     """
     try:
-        with tarfile.open(fileobj=src, mode="r|gz") as tar:
-            return _unpack(tar, dest, progress)
-    except (tarfile.TarError, EOFError, zlib.error, UnicodeError) as exc:
+        with gzip.GzipFile(fileobj=src, mode="rb") as gz:
+            return _unpack(TarReader(cast(BinaryIO, gz)), dest, progress, admit)
+    except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
         raise BundleError(
             f"the archive payload is not a readable gzip tar stream ({type(exc).__name__})"
         ) from None
 
 
-def _unpack(tar: tarfile.TarFile, dest: Path | None, progress: Progress | None) -> Manifest:
+def _read_manifest(tar: TarReader) -> Manifest:
     first = tar.next()
-    if first is None or first.name != MANIFEST_NAME or first.type not in _FILE_TYPES:
+    if first is None or first.name != MANIFEST_NAME or first.is_dir:
         raise BundleError(f"the archive does not start with {MANIFEST_NAME}")
     if first.size > MAX_MANIFEST_SIZE:
-        raise BundleError(f"{MANIFEST_NAME} is too large")
-    handle = tar.extractfile(first)
-    if handle is None:  # pragma: no cover - a regular member always has a file object
-        raise BundleError(f"{MANIFEST_NAME} cannot be read")
-    manifest = Manifest.from_bytes(handle.read())
+        raise BundleError(f"{MANIFEST_NAME} is too large ({first.size} bytes)")
+    return Manifest.from_bytes(tar.read(first.size))
+
+
+def _unpack(
+    tar: TarReader,
+    dest: Path | None,
+    progress: Progress | None,
+    admit: Callable[[Manifest], None] | None,
+) -> Manifest:
+    manifest = _read_manifest(tar)
+    if admit is not None:
+        admit(manifest)
     files = {f.path: f for f in manifest.files}
     dirs = {d.path for d in manifest.dirs}
     seen: set[str] = set()
-    # Not `for member in tar`: a stream TarFile's iterator starts over at the members it
-    # already read, which would hand back the manifest again.
     while (member := tar.next()) is not None:
         name = safe_relative_path(member.name)
         if name in seen:
             raise BundleError(f"archive member {name} appears twice")
         seen.add(name)
-        if member.type == tarfile.DIRTYPE:
+        if member.is_dir:
             if name not in dirs:
                 raise BundleError(f"archive folder {name} is not listed in the manifest")
             if dest is not None:
                 (dest / name).mkdir(parents=True, exist_ok=True, mode=0o700)
             continue
-        if member.type not in _FILE_TYPES:
-            raise BundleError(f"refusing archive member {name}: {_describe(member)}")
         expected = files.get(name)
         if expected is None:
             raise BundleError(f"archive member {name} is not listed in the manifest")
         if member.size != expected.size:
             raise BundleError(f"archive member {name} has a size other than its manifest's")
-        source = tar.extractfile(member)
-        if source is None:  # pragma: no cover - as above
-            raise BundleError(f"archive member {name} cannot be read")
         if dest is None:
-            _check_member(source, expected, progress)
+            _copy_member(tar, expected, progress, None)
         else:
-            _write_member(source, dest / name, expected, progress)
+            _write_member(tar, dest / name, expected, progress)
     missing = (set(files) | dirs) - seen
     if missing:
         first_missing = sorted(missing)[0]
