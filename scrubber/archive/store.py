@@ -28,10 +28,8 @@ import io
 import json
 import os
 import re
-import shutil
 import stat
 import tempfile
-import time
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -52,7 +50,6 @@ from scrubber.archive.bundle import (
     SessionFacts,
     drain,
     make_manifest,
-    safe_relative_path,
     sha256_file,
     unpack_bundle,
     write_bundle,
@@ -823,140 +820,31 @@ class RestoreResult:
     replaced: tuple[str, ...] = ()  # paths that existed, differed, and were replaced (--force)
 
 
-def _makedirs_private(config_dir: Path, rel: str) -> Path:
-    """Create the folders of `rel` under `config_dir` (0700 for those we create), refusing a
-    step that is not a folder or a symlink leading out of the config dir."""
-    root = config_dir.resolve()
-    current = config_dir
-    for part in rel.split("/"):
-        current = current / part
-        try:
-            st = current.lstat()
-        except FileNotFoundError:
-            current.mkdir(mode=0o700)
-            current.chmod(0o700)
-            continue
-        if stat.S_ISLNK(st.st_mode):
-            target = current.resolve()
-            if not (target == root or target.is_relative_to(root)) or not target.is_dir():
-                raise ArchiveError(
-                    f"refusing to restore through {current}: a symlink out of the config dir"
-                )
-        elif not stat.S_ISDIR(st.st_mode):
-            raise ArchiveError(f"refusing to restore: {current} exists and is not a folder")
-    return current
-
-
-def _same_content(path: Path, size: int, sha256: str) -> bool:
-    try:
-        st = path.lstat()
-        if not stat.S_ISREG(st.st_mode) or st.st_size != size:
-            return False
-        return sha256_file(path)[0] == sha256
-    except OSError:
-        return False
-
-
 def restore_archive(
     path: Path,
     identities: Sequence[Identity],
     config_dir: Path,
     *,
+    home: Path | None = None,
     force: bool = False,
     keep_mtime: bool = False,
     now: float | None = None,
     progress: Progress | None = None,
 ) -> RestoreResult:
-    """Put an archived session back under `config_dir`, where Claude Code finds it.
+    """`scrubber.archive.restore.restore_archive` (its own module: it is where a hostile
+    archive is refused; imported here on first use, as it imports this module)."""
+    from scrubber.archive.restore import restore_archive as restore
 
-    Everything is decrypted and checked into a private staging folder inside `config_dir`
-    first; only a bundle that verified completely is moved into place, so a wrong key or a
-    damaged archive changes nothing. An existing session is never overwritten unless `force`
-    (files already there with the archived content are left as they are).
-    Files are 0600. Unless `keep_mtime`, every restored file's mtime is set to `now`: Claude
-    Code's sweep keys on each file's own mtime (the transcript's, and those of file-history,
-    session-env, debug and todos), so the user gets a full period to resume the session.
-    """
-    moment = time.time() if now is None else now
-    try:
-        if not config_dir.exists():
-            config_dir.mkdir(parents=True, mode=0o700)
-        staging = Path(tempfile.mkdtemp(prefix=".scrub-restore-", dir=config_dir))
-    except OSError as exc:
-        raise ArchiveError(f"cannot restore into {config_dir}: {exc.strerror}") from None
-    try:
-        try:
-            with path.open("rb") as handle:
-                raw = cast(BinaryIO, handle)
-                source = raw
-                if _is_encrypted(raw):
-                    source = cast(BinaryIO, DecryptingReader(raw, identities))
-                manifest = unpack_bundle(source, staging, progress=progress)
-                drain(source)
-        except FileNotFoundError:
-            raise ArchiveError(f"{path}: archive file not found") from None
-        # The manifest, not the archive's folder, says where the session goes: an archive
-        # may have been copied anywhere.
-        facts = manifest.session
-        # A file already there with the archived content is no conflict: Claude Code's sweep
-        # removes a transcript by its own mtime and may leave, say, its file-history behind.
-        identical: set[str] = set()
-        existing: list[str] = []
-        for item in manifest.files:
-            target = config_dir / item.path
-            if not os.path.lexists(target):
-                continue
-            if _same_content(target, item.size, item.sha256):
-                identical.add(item.path)
-            else:
-                existing.append(item.path)
-        if existing and not force:
-            raise RestoreConflictError(
-                f"session {facts.session_id} is already in {config_dir} "
-                f"({len(existing)} of its files exist and differ, e.g. {existing[0]})",
-                hint="pass --force to replace them, or --to ANOTHER_CONFIG_DIR",
-            )
-        try:
-            for directory in sorted(manifest.dirs, key=lambda d: d.path.count("/")):
-                _makedirs_private(config_dir, safe_relative_path(directory.path))
-            touched: set[Path] = set()
-            for item in manifest.files:
-                rel = safe_relative_path(item.path)
-                parent_rel, _, _name = rel.rpartition("/")
-                parent = _makedirs_private(config_dir, parent_rel) if parent_rel else config_dir
-                staged = staging / rel
-                target = config_dir / rel
-                if rel in identical:
-                    if not keep_mtime:
-                        os.utime(target, (moment, moment))
-                    continue
-                if not keep_mtime:
-                    os.utime(staged, (moment, moment))
-                if force:
-                    if target.is_dir() and not target.is_symlink():
-                        raise ArchiveError(f"refusing to replace the folder {target} by a file")
-                    staged.replace(target)
-                elif not _publish(staged, target):
-                    raise RestoreConflictError(
-                        f"{target} appeared while restoring; nothing there was overwritten",
-                        hint="run the restore again with --force to replace it",
-                    )
-                touched.add(parent)
-            for folder in touched:
-                fsync_dir(folder)
-        except OSError as exc:
-            raise ArchiveError(
-                f"cannot restore into {config_dir}: {exc.strerror or type(exc).__name__}"
-            ) from None
-        return RestoreResult(
-            manifest=manifest,
-            config_dir=config_dir,
-            transcript=config_dir / facts.transcript,
-            files=len(manifest.files),
-            replaced=tuple(existing),
-        )
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+    return restore(
+        path,
+        identities,
+        config_dir,
+        home=home,
+        force=force,
+        keep_mtime=keep_mtime,
+        now=now,
+        progress=progress,
+    )
 
 
 def decrypt_file(

@@ -621,7 +621,14 @@ def register(app: typer.Typer) -> None:
         identities = _identities(identity, passphrase_file, passphrase, required=False)
         path = _resolve_archive(archive, directory, policy_path)
         config = to if to is not None else common.config_dir()
-        result = restore_archive(path, identities, config, force=force, keep_mtime=keep_mtime)
+        result = restore_archive(
+            path,
+            identities,
+            config,
+            home=common.scrub_home(),
+            force=force,
+            keep_mtime=keep_mtime,
+        )
         facts = result.manifest.session
         replaced = f", {len(result.replaced)} replaced" if result.replaced else ""
         typer.echo(

@@ -1,0 +1,306 @@
+"""Putting an archived session back under a config dir, from an archive anyone may have made.
+
+The recipient of an archive is public by design, so restore trusts nothing in it (issue 11):
+
+- Only the session bundle of the session the manifest names is written: every path is checked
+  against that bundle (`transcript.bundle_scope`) as soon as the manifest is read, before any
+  member is decrypted to disk; anything else fails the whole restore, naming the path, and no
+  hint leads to `--force` for it.
+- Every header and member is capped before it is read (`tar_reader`), a member never yields a
+  byte past its declared size, and what the manifest declares must fit in the staging folder's
+  free space before anything is written.
+- Plaintext is staged only in `$SCRUB_HOME/staging/restore-*` (0700, locked while in use), never
+  in the config dir; a restore killed midway leaves a staging folder the next restore (or
+  `scrub doctor`) finds and removes. Across file systems a file is copied to a temp name next
+  to its target, recorded in the staging folder's journal before it is created.
+- Only a bundle that verified completely is moved into place; an existing session is not
+  overwritten unless `force` (files already there with the archived content are left as is).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import stat
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import BinaryIO, cast
+
+from scrubber.archive.age import DecryptingReader, Identity
+from scrubber.archive.bundle import (
+    BundleFile,
+    Manifest,
+    Progress,
+    drain,
+    safe_relative_path,
+    sha256_file,
+    unpack_bundle,
+)
+from scrubber.archive.leftovers import (
+    RESTORE_TEMP_MARK,
+    journal_outside,
+    remove_leftovers,
+    staging_folder,
+)
+from scrubber.archive.store import (
+    ArchiveError,
+    RestoreConflictError,
+    RestoreResult,
+    _is_encrypted,
+    _publish,
+)
+from scrubber.transcript.bundle_scope import check_in_bundle, check_legacy_agents
+from scrubber.transcript.jsonl import fsync_dir
+
+__all__ = ["restore_archive"]
+
+# Room left on the staging file system beyond what the manifest declares (folders, metadata).
+_SPACE_MARGIN = 16 * 1024 * 1024
+
+
+def _io_error(what: str, exc: OSError, where: Path | str | None = None) -> ArchiveError:
+    place = exc.filename or where
+    return ArchiveError(
+        f"cannot {what}: {place}: {exc.strerror or type(exc).__name__}"
+        if place
+        else f"cannot {what}: {exc.strerror or type(exc).__name__}",
+        hint="nothing was restored; free some space or fix the folder's permissions",
+    )
+
+
+def _makedirs_private(config_dir: Path, rel: str) -> Path:
+    """Create the folders of `rel` under `config_dir` (0700 for those we create), refusing a
+    step that is not a folder or a symlink leading out of the config dir."""
+    root = config_dir.resolve()
+    current = config_dir
+    for part in rel.split("/"):
+        current = current / part
+        try:
+            st = current.lstat()
+        except FileNotFoundError:
+            current.mkdir(mode=0o700)
+            current.chmod(0o700)
+            continue
+        if stat.S_ISLNK(st.st_mode):
+            target = current.resolve()
+            if not (target == root or target.is_relative_to(root)) or not target.is_dir():
+                raise ArchiveError(
+                    f"refusing to restore through {current}: a symlink out of the config dir"
+                )
+        elif not stat.S_ISDIR(st.st_mode):
+            raise ArchiveError(f"refusing to restore: {current} exists and is not a folder")
+    return current
+
+
+def _same_content(path: Path, size: int, sha256: str) -> bool:
+    try:
+        st = path.lstat()
+        if not stat.S_ISREG(st.st_mode) or st.st_size != size:
+            return False
+        return sha256_file(path)[0] == sha256
+    except OSError:
+        return False
+
+
+class _Admission:
+    """The check `unpack_bundle` runs on the manifest before any member is read."""
+
+    def __init__(self, staging: Path, tree: Path) -> None:
+        self._staging = staging
+        self._tree = tree
+        self.legacy: list[str] = []
+
+    def __call__(self, manifest: Manifest) -> None:
+        scratch = self._staging / "scope"
+        scratch.mkdir(mode=0o700)
+        facts = manifest.session
+        self.legacy = check_in_bundle(
+            facts.project,
+            facts.session_id,
+            [f.path for f in manifest.files],
+            [d.path for d in manifest.dirs],
+            scratch,
+        )
+        shutil.rmtree(scratch, ignore_errors=True)
+        vfs = os.statvfs(self._tree)
+        free = vfs.f_bavail * vfs.f_frsize
+        if manifest.total_size + _SPACE_MARGIN > free:
+            raise ArchiveError(
+                f"cannot restore: the archive declares {manifest.total_size} bytes, "
+                f"{self._tree.parent} has {free} free",
+                hint="free some space (or set SCRUB_HOME to a larger disk); nothing was written",
+            )
+
+
+def _decrypt_into(
+    path: Path,
+    identities: Sequence[Identity],
+    staging: Path,
+    progress: Progress | None,
+) -> tuple[Manifest, list[str]]:
+    tree = staging / "tree"
+    tree.mkdir(mode=0o700)
+    admission = _Admission(staging, tree)
+    try:
+        with path.open("rb") as handle:
+            raw = cast(BinaryIO, handle)
+            source = raw
+            if _is_encrypted(raw):
+                source = cast(BinaryIO, DecryptingReader(raw, identities))
+            manifest = unpack_bundle(source, tree, progress=progress, admit=admission)
+            drain(source)
+    except FileNotFoundError as exc:
+        if exc.filename in (None, str(path)):
+            raise ArchiveError(f"{path}: archive file not found") from None
+        raise _io_error(f"restore {path}", exc) from None
+    except OSError as exc:
+        raise _io_error(f"restore {path}", exc, staging) from None
+    check_legacy_agents(tree, manifest.session.session_id, admission.legacy)
+    return manifest, admission.legacy
+
+
+def _place(staged: Path, target: Path, *, force: bool, staging: Path) -> None:
+    """Move one verified file into place: a rename (or a link, which never replaces) on the same
+    file system, else a journaled copy to a temp name beside the target first."""
+    if staged.stat().st_dev != target.parent.stat().st_dev:
+        temp = target.with_name(f".{target.name}{RESTORE_TEMP_MARK}{staging.name}.tmp")
+        journal_outside(staging, temp)
+        try:
+            with staged.open("rb") as src, temp.open("xb") as out:
+                shutil.copyfileobj(src, out, 1 << 20)
+                out.flush()
+                os.fsync(out.fileno())
+            temp.chmod(0o600)
+            st = staged.stat()
+            os.utime(temp, ns=(st.st_atime_ns, st.st_mtime_ns))
+            staged.unlink()
+            staged = temp
+        except BaseException:
+            with contextlib.suppress(OSError):
+                temp.unlink()
+            raise
+    try:
+        if force:
+            if target.is_dir() and not target.is_symlink():
+                raise ArchiveError(f"refusing to replace the folder {target} by a file")
+            staged.replace(target)
+        elif not _publish(staged, target):
+            raise RestoreConflictError(
+                f"{target} appeared while restoring; nothing there was overwritten",
+                hint="run the restore again with --force to replace it",
+            )
+    finally:
+        if RESTORE_TEMP_MARK in staged.name:
+            with contextlib.suppress(FileNotFoundError):
+                staged.unlink()
+
+
+def _conflicts(manifest: Manifest, config_dir: Path) -> tuple[set[str], list[str]]:
+    """(files already there with the archived content, files there that differ)."""
+    identical: set[str] = set()
+    existing: list[str] = []
+    for item in manifest.files:
+        target = config_dir / item.path
+        if not os.path.lexists(target):
+            continue
+        if _same_content(target, item.size, item.sha256):
+            identical.add(item.path)
+        else:
+            existing.append(item.path)
+    return identical, existing
+
+
+def _move_into_place(
+    manifest: Manifest,
+    tree: Path,
+    config_dir: Path,
+    identical: set[str],
+    *,
+    force: bool,
+    touch: float | None,
+    staging: Path,
+) -> None:
+    for directory in sorted(manifest.dirs, key=lambda d: d.path.count("/")):
+        _makedirs_private(config_dir, safe_relative_path(directory.path))
+    touched: set[Path] = set()
+    item: BundleFile
+    for item in manifest.files:
+        rel = safe_relative_path(item.path)
+        parent_rel, _, _name = rel.rpartition("/")
+        parent = _makedirs_private(config_dir, parent_rel) if parent_rel else config_dir
+        staged = tree / rel
+        target = config_dir / rel
+        if rel in identical:
+            if touch is not None:
+                os.utime(target, (touch, touch))
+            continue
+        if touch is not None:
+            os.utime(staged, (touch, touch))
+        _place(staged, target, force=force, staging=staging)
+        touched.add(parent)
+    for folder in touched:
+        fsync_dir(folder)
+
+
+def restore_archive(
+    path: Path,
+    identities: Sequence[Identity],
+    config_dir: Path,
+    *,
+    home: Path | None = None,
+    force: bool = False,
+    keep_mtime: bool = False,
+    now: float | None = None,
+    progress: Progress | None = None,
+) -> RestoreResult:
+    """Put an archived session back under `config_dir`, where Claude Code finds it.
+
+    Everything is decrypted and checked into a private staging folder under `home`
+    (`$SCRUB_HOME`; default `<config_dir>/scrubber`) first; only a bundle that verified
+    completely, and holds nothing but the session's own bundle, is moved into place, so a
+    wrong key, a damaged or a hostile archive changes nothing. An existing session is never
+    overwritten unless `force`. Files are 0600. Unless `keep_mtime`, every restored file's
+    mtime is set to `now`: Claude Code's sweep keys on each file's own mtime (the
+    transcript's, and those of file-history, session-env, debug and todos), so the user gets a
+    full period to resume the session.
+    """
+    moment = time.time() if now is None else now
+    home = home if home is not None else config_dir / "scrubber"
+    with contextlib.ExitStack() as stack:
+        try:
+            if not config_dir.exists():
+                config_dir.mkdir(parents=True, mode=0o700)
+            remove_leftovers(home, config=config_dir)
+            staging = stack.enter_context(staging_folder(home, "restore"))
+        except OSError as exc:
+            raise _io_error(f"restore into {config_dir}", exc) from None
+        manifest, _legacy = _decrypt_into(path, identities, staging, progress)
+        facts = manifest.session
+        identical, existing = _conflicts(manifest, config_dir)
+        if existing and not force:
+            raise RestoreConflictError(
+                f"session {facts.session_id} is already in {config_dir} "
+                f"({len(existing)} of its files exist and differ, e.g. {existing[0]})",
+                hint="pass --force to replace them, or --to ANOTHER_CONFIG_DIR",
+            )
+        try:
+            _move_into_place(
+                manifest,
+                staging / "tree",
+                config_dir,
+                identical,
+                force=force,
+                touch=None if keep_mtime else moment,
+                staging=staging,
+            )
+        except OSError as exc:
+            raise _io_error(f"restore into {config_dir}", exc) from None
+        return RestoreResult(
+            manifest=manifest,
+            config_dir=config_dir,
+            transcript=config_dir / facts.transcript,
+            files=len(manifest.files),
+            replaced=tuple(existing),
+        )
