@@ -64,6 +64,14 @@ _STRONG_WORDS = frozenset(
 # Upper-case names run words together (`PGPASSWORD`, `AUTH_CLIENTSECRET`, `APIKEY`).
 _STRONG_SUFFIXES = ("password", "passwd", "passphrase", "secret", "credential", "credentials")
 _MEDIUM_SUFFIXES = ("token", "apikey", "secretkey", "accesskey")
+# Run-together names of keys that are credentials (`AZURESTORAGEACCOUNTKEY`, `SUBSCRIPTIONKEY`,
+# `*SKEY` for a secret key): the service's own documented names, written as one word.
+_KEY_SUFFIXES = (
+    "accountkey", "storagekey", "masterkey", "adminkey", "authkey", "appkey", "clientkey",
+    "licensekey", "licencekey", "signingkey", "subscriptionkey", "querykey", "functionkey",
+    "servicekey", "sharedkey", "encryptionkey", "devkey", "webhookkey", "skey", "userkey",
+    "projectkey", "sdkkey", "writekey", "ingestkey", "restkey",
+)  # fmt: skip
 _STRONG_LAST_WORDS = frozenset({"pass", "pw"})  # `DB_PASS`, `SMTP_PW`; not `pass_through`
 _WEAK_ALONE = frozenset({"pass", "pw", "credentials", "creds"})
 _MEDIUM_WORDS = frozenset({"token", "apikey", "auth", "accesstoken", "authtoken", "secretkey"})
@@ -163,7 +171,10 @@ def _operators(form: str) -> tuple[str, str, str]:
         rf"(?:{closed}(?::{{0,3}}=|[?+]=|=(?:[^=~]|$)|:{t}|:{t}{{0,4}}[a-z_])|"
         rf"{q}\]?\??{t}{{0,8}}:|{q}{t}{{0,4}},|>)"
     )
-    value = rf"{t}{{0,16}}{v}{{8}}"
+    # The value may open with a quote and spaces (`" abc "`) and an authentication scheme
+    # (`"Bearer abc"`): `_credential_part` takes what follows them.
+    scheme = rf"(?:{q}{t}{{0,4}})?(?:(?:bearer|basic|token|bot|digest|ssws|apikey|key){t}{{1,4}})?"
+    value = rf"{t}{{0,16}}{scheme}{v}{{8}}"
     medium = rf"(?:{closed}(?::{{0,3}}=|[?+]=|=|:{t})|{q}\]?\??{t}{{0,8}}:|{q}{t}{{0,4}},|>){value}"
     # `API_KEY: str = "…"`: an annotation between the name and `=` (`_SEPARATOR`'s: an
     # identifier, UTF-8 or escaped, then maybe `[…]` on the same line; hyperscan refuses the
@@ -206,10 +217,11 @@ _NAME_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz01
 
 # How far before the end of each gate's match (in `_assignment_gates` order) the operator a
 # candidate ends with may be: a STRONG gate ends at most 5 characters after it; a MEDIUM one
-# after 16 spaces and 8 characters of value; an annotated one after an annotation of up to 126
-# characters as well; rounded up. On a raw line, escapes (`\t` for a tab) take two bytes.
-_GATE_REACH = (12, 32, 170)
-_GATE_REACH_RAW = (24, 64, 500)
+# after 16 spaces, a quote, 4 spaces, a scheme of up to 6 letters and 4 spaces, and 8
+# characters of value; an annotated one after an annotation of up to 126 characters as well;
+# rounded up. On a raw line, escapes (`\t` for a tab) take two bytes.
+_GATE_REACH = (12, 56, 194)
+_GATE_REACH_RAW = (24, 112, 548)
 # How much longer than its operator's distance a candidate may start before a gate match's
 # end: a keyword, an 80-character tail, a closing quote and bracket, 8 spaces.
 _CANDIDATE_SPAN = 110
@@ -335,6 +347,12 @@ _MAX_VALUE = 4096
 _PROSE_AFTER = re.compile(r" [A-Za-z]")
 _COMPOSED = re.compile(r"[A-Za-z][-_.][A-Za-z]")
 _JOINED_WORDS = re.compile(r"^[a-z][a-z0-9]*(?:[-_][a-z][a-z0-9]*)+$")
+# A part of a joined value that is generated, not a word: 8+ characters mixing letters and
+# digits (`sk_e51a4bf7…`, `bkua_hqlh73m5…`, `sccqe60k-nsak-…`). Names of things are words.
+_GENERATED_PART = re.compile(r"(?=[a-z0-9]*[0-9])(?=[a-z0-9]*[a-z])[a-z0-9]{8,}")
+# An authentication scheme written into a value (`"Bearer <token>"`, `Basic <base64>`): the
+# credential is what follows it (RFC 9110 §11.1 auth-scheme; GitHub's `token <pat>`).
+_AUTH_SCHEME = re.compile(r"(?:Bearer|Basic|Token|token|Bot|Digest|SSWS|ApiKey|Key)[ ]+(?=[^ ]+$)")
 # YAML tags that make a value something else (`!Ref`, `!vault |`, `!!binary`); a password
 # that merely starts with `!` is kept.
 _YAML_TAG = re.compile(
@@ -353,6 +371,8 @@ _CLOSERS = {")": "(", "]": "[", "}": "{"}
 def classify_name(name: str) -> Strength | None:
     """How strongly a name says that its value is a secret; None when it does not."""
     words = name_words(name)
+    while len(words) > 1 and words[-1].isdigit():
+        words = words[:-1]  # `salesforce_key1`, `sumoKey2`: numbered copies of one name
     if not words or words[-1] in _NOT_SECRET_LAST_WORDS:
         return None
     if any(w in _NOT_SECRET_WORDS for w in words):
@@ -379,6 +399,8 @@ def classify_name(name: str) -> Strength | None:
     if any(pair in _MEDIUM_PAIRS for pair in itertools.pairwise(words)):
         return Strength.MEDIUM
     if words[-1] == "key" and len(words) >= 2 and words[-2] not in _KEY_NOT_SECRET:
+        return Strength.KEY
+    if words[-1] != "key" and words[-1].endswith(_KEY_SUFFIXES):
         return Strength.KEY
     return None
 
@@ -501,7 +523,9 @@ def accept_value(
         return context.sensitive and found.quoted and strength is Strength.STRONG
     if context.sensitive:
         return True
-    if _JOINED_WORDS.match(value):
+    if _JOINED_WORDS.match(value) and not any(
+        _GENERATED_PART.fullmatch(part) for part in re.split(r"[-_]", value)
+    ):
         return False  # `password_confirmation`, `auth-scheme`: names, not values
     if value != value.strip():
         return False  # `" --username="`: a fragment of a string being built
@@ -530,6 +554,31 @@ def accept_value(
             return False  # `password = db_pass`, `password: hashedPassword`
         return not name.islower() or found.op == ":"
     return True
+
+
+def _bare_key_value(value: str) -> bool:
+    """A value a lone `key =` may hold as a credential: no file name or path (`key=a/b.txt`)."""
+    if "." in value or value.count("/") > 3:
+        return False
+    return "/" not in value or "+" in value or value.endswith("=")
+
+
+def _credential_part(text: str, found: AssignedValue) -> AssignedValue:
+    """The credential inside a quoted value: without the spaces that pad it (`" abc "`), and
+    without an authentication scheme written before it (`"Bearer abc"`)."""
+    if not found.quoted:
+        return found
+    start, end = found.start, found.end
+    while start < end and text[start] == " ":
+        start += 1
+    while end > start and text[end - 1] == " ":
+        end -= 1
+    scheme = _AUTH_SCHEME.match(text, start, end)
+    if scheme is not None:
+        start = scheme.end()
+    if (start, end) == (found.start, found.end) or " " in text[start:end]:
+        return found
+    return dataclasses.replace(found, start=start, end=end)
 
 
 _ASSIGNMENT_GATES = _assignment_gates()
@@ -696,11 +745,19 @@ class SensitiveAssignmentRule:
         if before == ":" and text[start - 2 : start - 1] == ":":
             return None  # a qualified type name: `AWS::SecretsManager::Secret`, `Foo::Token`
         strength = classify_name(name)
-        if strength is None:
+        bare_key = strength is None and name.lower() == "key"
+        if strength is None and not bare_key:
             return None
         found = self._value(text, start, start + len(name), before)
         if found is None:
             return None
+        if bare_key:
+            # `Using Key=…`, `key = …` in a log line: a lone `key` names a credential only when
+            # assigned with `=` a generated-looking value (a map's `key:` names anything).
+            if found.op != "=" or not _bare_key_value(text[found.start : found.end]):
+                return None
+            strength = Strength.KEY
+        found = _credential_part(text, found)
         value = text[found.start : found.end]
         if not accept_value(value, strength, name, found, context):
             return None

@@ -74,9 +74,31 @@ _TEMPLATE_OR_REGEX = re.compile(
     r"\$\{|\{[A-Za-z_][^{}]{0,80}\}|\(\?[:=!<P]|\\[dwsbDWS]|\[\^|\.\*|\.\+"
     r"|\[[A-Za-z0-9]-[A-Za-z0-9][^\]]*\][{*+?]"
 )
-_CAMEL_TYPE = re.compile(r"^[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+)+[?!]?$")  # PasswordStr, SecretValue
+# PasswordStr, SecretValue, Base64Encoder: each part a capital, lower-case letters, then maybe
+# digits. A generated token that happens to start upper-case (`Hx8kq2Lm9Zp4`) puts digits
+# between letters and is no type name.
+_CAMEL_TYPE = re.compile(r"^[A-Z][a-z]+\d*(?:[A-Z][a-z]+\d*)+[?!]?$")
 _CAMEL_NAME = re.compile(r"^[A-Za-z][a-z]+(?:[A-Z][a-z]+)+$|^(?:[A-Z][a-z]+)+$")
 _DASHED_UPPER = re.compile(r"^[A-Z][A-Z0-9]*(?:-[A-Z0-9]+)+$")
+# Words of mechanism and algorithm names (SASL, TLS cipher suites, JOSE): a dashed upper-case
+# value made of them is a name; one of generated groups (`IZAT6SA-AJUQES1-…`) is a key.
+_MECHANISM_WORDS = re.compile(
+    r"(?:^|-)(?:SHA\d*|MD5|AES\d*|GCM|CBC|CTR|RSA|DSA|ECDSA|ECDHE?|DHE?|HMAC|DES|3DES|TLS|SSL|"
+    r"SCRAM|CRAM|PLAIN|LOGIN|GSSAPI|OAUTHBEARER|DIGEST|PBKDF2|HS\d+|RS\d+|ES\d+|PS\d+|\d+)(?=-|$)"
+)
+
+
+def _is_mechanism_name(value: str) -> bool:
+    """`CRAM-MD5`, `SCRAM-SHA-256`, `ECDHE-RSA-AES128-GCM-SHA256`: short, or mostly known words."""
+    if not _DASHED_UPPER.match(value):
+        return False
+    groups = value.split("-")
+    known = sum(
+        1 for g in groups if _MECHANISM_WORDS.fullmatch("-" + g) or _MECHANISM_WORDS.fullmatch(g)
+    )
+    return len(value) < 20 or known * 2 >= len(groups)
+
+
 _PURE_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z_]*$")
 _EMAIL = re.compile(r"^[\w.+-]+@[\w-]+(?:\.[\w-]+)+$")
 _PATH = re.compile(r"^(?:~|\.{1,2})?/[\w@.+~/-]*$|^[A-Za-z]:\\|^\.{1,2}/")
@@ -190,7 +212,7 @@ def looks_token_like(value: str, min_length: int = 8) -> bool:
         return False
     if is_uuid(value):
         return True
-    if _DASHED_UPPER.match(value):
+    if _is_mechanism_name(value):
         return False  # a mechanism or algorithm name: CRAM-MD5, SCRAM-SHA-256, AES-256-GCM
     if value.isalpha():
         # A single word (`development`) or a camelCase name (`contentAssociationSummaries`);

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import string
+
 import pytest
 from rule_cases import B62, DOTENV, HEX, Case, check, fake, ids, neg, pos
 
@@ -16,6 +18,13 @@ UUID = "dafa7817-e246-48f3-91a7-e87653d587b8"
 MASK = " " * 30
 WEAK = "hunter" + "2"  # weak passwords count too; kept out of the source as a literal
 WEAK_WORD = "db" + "pass"
+UPPER_FIRST = "Q" + fake(B62, 15, "upper")
+SNAKE_TOKEN = "sk" + "_" + fake(HEX, 32, "snake")
+DASHED_LOWER = "-".join(
+    fake("abcdefghijklmnopqrstuvwxyz0123456789", n, f"dl{n}") for n in (8, 4, 4, 4, 12)
+)
+DASHED_UPPER = "-".join(fake(string.ascii_uppercase + string.digits, 7, f"du{i}") for i in range(4))
+B64KEY = fake(B62 + "+/", 86, "b64") + "=="
 
 CASES: list[Case] = [
     # dotenv and shell
@@ -45,6 +54,26 @@ CASES: list[Case] = [
     pos(RULE, f"Server=db;User Id=sa;Password={STRONG_PW};Encrypt=true", STRONG_PW, note="ADO.NET"),
     pos(RULE, f'getenv("API_TOKEN", "{TOKEN}")', TOKEN, note="default argument"),
     pos(RULE, f"GITHUB_PAT={TOKEN}", TOKEN),
+    # generated values that look like other things at a glance
+    pos(RULE, f"DB_PASSWORD={UPPER_FIRST}", UPPER_FIRST, note="upper-case start is no type name"),
+    pos(RULE, f"vendor token = '{SNAKE_TOKEN}'", SNAKE_TOKEN, note="prefix_ token is no joined words"),
+    pos(RULE, f"vendor token = '{DASHED_LOWER}'", DASHED_LOWER, note="dashed generated groups"),
+    pos(RULE, f"vendor token = '{DASHED_UPPER}'", DASHED_UPPER, note="dashed upper groups"),
+    # key names: numbered, run together, bare in a log line
+    pos(RULE, f'vendor_key1 = "{TOKEN}"', TOKEN, note="numbered name"),
+    pos(RULE, f'sumoKey2: "{TOKEN}"', TOKEN, note="numbered camelCase"),
+    pos(RULE, f"  azurestorageaccountkey: {B64KEY}", B64KEY, note="run-together key name"),
+    pos(RULE, f"[DEBUG] Using Key={TOKEN}", TOKEN, note="bare Key= in a log line"),
+    pos(RULE, f"[DEBUG] using key = {HEXKEY}", HEXKEY, note="bare key = hex"),
+    neg(RULE, "sorted(items, key=lambda item: item.name)"),
+    neg(RULE, "aws s3api get-object --bucket b --key=uploads/" + TOKEN + ".png out.png"),
+    neg(RULE, f'"key": "{TOKEN}"', note="a map key is no credential"),
+    neg(RULE, "KEY=" + "ECDHE-RSA-AES128-GCM-SHA256", note="cipher suite"),
+    # the credential inside a quoted value
+    pos(RULE, f'auth_token: "Bearer {TOKEN}"', TOKEN, note="scheme in the value"),
+    pos(RULE, f'clientSecret := "Basic {TOKEN}"', TOKEN, note="Go, Basic scheme"),
+    pos(RULE, f'vendorKey := " {TOKEN} "', TOKEN, note="padded with spaces"),
+    neg(RULE, 'auth_header: "Bearer {token}"', note="template"),
     # code, not literals
     neg(RULE, "password: str"),
     neg(RULE, "password: Optional[str] = None"),
