@@ -23,12 +23,14 @@ from scrubber.detection.detect_secrets_adapter import (
 from scrubber.detection.detector import PLAIN, Detector
 from scrubber.detection.finding import Finding
 from scrubber.detection.fingerprint import Fingerprinter, read_or_create_key
+from scrubber.detection.known_values import KnownValues, Scope, ValueInfo
 from scrubber.detection.rules.catalog import ALL_RULES
 from scrubber.detection.scan import LineScan, SecretScanner
 from scrubber.errors import InputError, UsageError
 from scrubber.policy.model import Policy
 from scrubber.transcript import sessions as session_discovery
 from scrubber.transcript.jsonl import IO_BUFFER, iter_raw_lines
+from scrubber.value_copies import audit_copies, note_scan, scope_of
 
 Progress = Callable[[int], None]  # called with the number of bytes just processed
 
@@ -241,18 +243,68 @@ def audit(
     scanner: SecretScanner,
     *,
     progress: Progress | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> AuditReport:
-    files = [audit_file(t, scanner, progress=progress) for t in targets]
+    """Every target scanned, then the copies of what was found (see value_copies.py): a value
+    found in one file of a session is a finding wherever else the session holds it."""
+    known = KnownValues()
+    files = [audit_file(t, scanner, progress=progress, known=known) for t in targets]
+    add_copies(files, known, env)
     # Modes matter for what Claude Code wrote: transcripts (JSONL), not every file named.
     return AuditReport(
         files, permission_warnings(t.target.path for t in files if t.target.is_transcript)
     )
 
 
+def add_copies(
+    files: Sequence[FileAudit], known: KnownValues, env: Mapping[str, str] | None = None
+) -> None:
+    """Add to each file's findings the copies of `known` values no detector found there."""
+    if not len(known):
+        return
+    env = os.environ if env is None else env
+    index = known.index(env.get("SCRUB_PREFILTER", "auto") or "auto")
+    scopes = known.scopes()
+    for audit_result in files:
+        target = audit_result.target
+        history = target.role == "history"
+        scope = scope_of(target.session_id, target.path)
+        if audit_result.title:
+            audit_result.title = index.redact(audit_result.title, scope)
+        if audit_result.error or (not history and scope not in scopes):
+            continue
+        try:
+            new = audit_copies(
+                target.path,
+                target.is_transcript,
+                target.session_id,
+                history,
+                audit_result.findings,
+                index,
+            )
+        except OSError as exc:
+            audit_result.error = f"cannot read: {exc.strerror or exc}"
+            continue
+        if new:
+            audit_result.findings.extend(new)
+            audit_result.findings.sort(key=lambda f: f.line)  # stable: detectors' first
+
+
+def _scope(target: ScanTarget) -> Scope | None:
+    """The session a target's values belong to; None for history.jsonl (each line's own)."""
+    return None if target.role == "history" else scope_of(target.session_id, target.path)
+
+
 def audit_file(
-    target: ScanTarget, scanner: SecretScanner, *, progress: Progress | None = None
+    target: ScanTarget,
+    scanner: SecretScanner,
+    *,
+    progress: Progress | None = None,
+    known: KnownValues | None = None,
 ) -> FileAudit:
+    """One file's findings; the values found are added to `known` (for `add_copies`)."""
     result = FileAudit(target)
+    known = KnownValues() if known is None else known
     if target.title:
         result.title = scanner.redact_text(target.title)
     try:
@@ -266,9 +318,9 @@ def audit_file(
                     progress(result.size)
                 return result  # binary (an image cache, say): nothing textual to scan
             if target.is_transcript:
-                _scan_transcript(stream, target, scanner, result, progress)
+                _scan_transcript(stream, target, scanner, result, progress, known)
             else:
-                _scan_text_file(stream, target, scanner, result, progress)
+                _scan_text_file(stream, target, scanner, result, progress, known)
     except OSError as exc:
         result.error = f"cannot read: {exc.strerror or exc}"
     return result
@@ -280,11 +332,13 @@ def _scan_transcript(
     scanner: SecretScanner,
     result: FileAudit,
     progress: Progress | None,
+    known: KnownValues,
 ) -> None:
     jobs = parallel.scan_jobs(result.size)
     if jobs > 1:
-        _scan_transcript_in_parts(target, scanner, result, progress, jobs)
+        _scan_transcript_in_parts(target, scanner, result, progress, jobs, known)
         return
+    scope = _scope(target)
     file_scan = scanner.new_file_scan()
     pending = 0
     for raw in iter_raw_lines(stream):  # type: ignore[arg-type]
@@ -294,6 +348,8 @@ def _scan_transcript(
             progress(pending)
             pending = 0
         _collect(scan, target, result.findings, result.problems)
+        if scan is not None:
+            note_scan(known, scan, scope)
     if progress and pending:
         progress(pending)
 
@@ -308,6 +364,7 @@ class _PartScan:
     # Lines that answer a tool call made before the part began: (byte offset, line number).
     deferred: list[tuple[int, int]] = field(default_factory=list)
     calls: dict[str, ToolCall] = field(default_factory=dict)
+    known: KnownValues = field(default_factory=KnownValues)  # back to the parent, in memory
 
 
 def _scan_part(job: tuple[ScanTarget, int, int, bool]) -> _PartScan:
@@ -321,7 +378,10 @@ def _scan_part(job: tuple[ScanTarget, int, int, bool]) -> _PartScan:
             if wait:
                 part.deferred.append((raw.offset, raw.number))
                 continue
-            _collect(file_scan.scan_raw(raw), target, part.findings, part.problems)
+            scan = file_scan.scan_raw(raw)
+            _collect(scan, target, part.findings, part.problems)
+            if scan is not None:
+                note_scan(part.known, scan, _scope(target))
     part.calls = file_scan.calls_seen()
     return part
 
@@ -345,6 +405,7 @@ def _scan_transcript_in_parts(
     result: FileAudit,
     progress: Progress | None,
     jobs: int,
+    values: KnownValues,
 ) -> None:
     """Scan a large transcript in `jobs` processes, one part each, with the same findings as
     one process: a part's lines that answer a tool call made in an earlier part (its first
@@ -363,6 +424,7 @@ def _scan_transcript_in_parts(
     with target.path.open("rb", buffering=IO_BUFFER) as stream:
         for part in parts:
             shift = before
+            values.update(part.known)
             result.findings.extend(replace(f, line=f.line + shift) for f in part.findings)
             result.problems.extend((n + shift, problem) for n, problem in part.problems)
             if part.deferred:
@@ -371,7 +433,10 @@ def _scan_transcript_in_parts(
                 for offset, number in part.deferred:
                     stream.seek(offset)
                     raw = next(iter_raw_lines(stream, offset=offset, number=number + shift))
-                    _collect(file_scan.scan_raw(raw), target, result.findings, result.problems)
+                    scan = file_scan.scan_raw(raw)
+                    _collect(scan, target, result.findings, result.problems)
+                    if scan is not None:
+                        note_scan(values, scan, _scope(target))
             known.update(part.calls)
             before += part.lines
     result.findings.sort(key=lambda f: f.line)  # stable: within a line, the walk order
@@ -405,6 +470,7 @@ def _scan_text_file(
     scanner: SecretScanner,
     result: FileAudit,
     progress: Progress | None,
+    known: KnownValues,
 ) -> None:
     """Scan a non-JSONL side file in blocks of whole lines, so multi-line keys stay whole."""
     block: list[str] = []
@@ -416,18 +482,23 @@ def _scan_text_file(
         block.append(raw.data.decode("utf-8", errors="surrogateescape"))
         block_bytes += len(raw.data) + 1
         if block_bytes >= _TEXT_BLOCK and "-----BEGIN" not in block[-1]:
-            _scan_text_block(block, first_line, target, scanner, result)
+            _scan_text_block(block, first_line, target, scanner, result, known)
             if progress:
                 progress(block_bytes)
             block, block_bytes, first_line = [], 0, number + 1
     if block:
-        _scan_text_block(block, first_line, target, scanner, result)
+        _scan_text_block(block, first_line, target, scanner, result, known)
         if progress:
             progress(block_bytes)
 
 
 def _scan_text_block(
-    lines: list[str], first_line: int, target: ScanTarget, scanner: SecretScanner, result: FileAudit
+    lines: list[str],
+    first_line: int,
+    target: ScanTarget,
+    scanner: SecretScanner,
+    result: FileAudit,
+    known: KnownValues,
 ) -> None:
     text = "\n".join(lines)
     found = scanner.scan_text(text, PLAIN)
@@ -438,7 +509,11 @@ def _scan_text_block(
         starts.append(starts[-1] + len(line) + 1)
     import bisect
 
+    scope = scope_of(target.session_id, target.path)
     for item in found:
+        hit = item.hit
+        info = ValueInfo(hit.kind, hit.detector, item.fingerprint, item.prefix)
+        known.add(text[hit.start : hit.end], info, scope)
         index = bisect.bisect_right(starts, item.hit.start) - 1
         offset = starts[index]
         result.findings.append(

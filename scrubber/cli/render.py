@@ -40,6 +40,8 @@ def finding_to_json(finding: Finding, *, preview: bool = False) -> dict[str, Any
         "fingerprint": finding.fingerprint,
         "in_thinking": finding.in_thinking,
         "length": finding.length,
+        # "value": a copy of a value a detector found elsewhere in the session.
+        "found_by": "value" if finding.by_value else "detector",
     }
     if finding.json_path is None:
         del item["json_path"]  # Contracts: absent for non-JSON lines
@@ -126,6 +128,7 @@ def render_sarif(report: AuditReport) -> str:
                     "sessionId": finding.session_id,
                     "recordUuid": finding.record_uuid,
                     "inThinking": finding.in_thinking,
+                    "foundBy": "value" if finding.by_value else "detector",
                 },
             }
         )
@@ -159,6 +162,8 @@ def _where(finding: Finding, is_transcript: bool) -> str:
         text += ", thinking"
     elif finding.json_path is None and is_transcript:
         text += " (not JSON: scanned as text)"
+    if finding.by_value:
+        text += ", found by value"
     return text
 
 

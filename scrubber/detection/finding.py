@@ -38,6 +38,9 @@ class Finding:
     in_thinking: bool = False
     length: int = field(default=0)  # the secret's length in code points
     prefix: str = ""  # a known public prefix of the token ("ghp_"), for masked previews only
+    # Found as a copy of a value a detector found elsewhere in the session (known_values.py):
+    # no detector would have seen it here alone.
+    by_value: bool = False
 
 
 def resolve_overlaps(hits: list[Hit]) -> list[Hit]:

@@ -1,0 +1,393 @@
+"""A value found once is a secret everywhere: where else a session holds the values its
+detectors found.
+
+A detector sees a secret where its shape or its context gives it away (`AWS_SECRET=…` in a
+tool-results file); the same value printed bare elsewhere (`err <40 chars>` on a failing
+command's stderr) wakes nothing. So audit and redact collect the distinct values their
+detectors found in a session, and every other exact occurrence of one of them, raw or
+JSON-escaped, in any string of the session's files, is a finding of the same kind too (marked
+as found by value), and is redacted.
+
+Bounded time, whatever the input: one literal search (hyperscan, or the pure-Python fallback of
+`prefilter.gate_matcher`, same matches) finds where the first `_ANCHOR` bytes of any form of any
+value occur; only the lines it names are parsed, and there `str.find` (linear, two-way for long
+needles) places each candidate value's exact copies, never overlapping. No value is searched for
+on its own over the data.
+
+Precision guards: a value propagates only when it is long enough, not a decoy shape (uuids,
+ids, numbers, hashes from a generic detector, a single kind of character) and it is never
+looked for in a protected field (ids, signatures, chain fields) or in image data.
+
+Values are held in memory only while one run needs them: never in a `Finding`, a repr, a log
+line or a file.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+from scrubber.detection.gates import literal_pattern
+from scrubber.detection.placeholder import PLACEHOLDER_PREFIX, make_placeholder
+from scrubber.detection.prefilter import GateMatcher, gate_matcher
+from scrubber.detection.scan import PROTECTED_KEYS, LineScan, json_pointer
+
+MIN_LENGTH = 8
+# The literal search looks for this many bytes of each form; longer forms (a PEM key, a
+# several-MB value) are then placed by `str.find` on the lines where their start occurs.
+_ANCHOR = 64
+_BLOCK = 1 << 20  # files are searched in blocks of whole lines of about this many bytes
+
+_UUID = re.compile(r"[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}")
+_HEX = re.compile(r"[0-9a-fA-F]+")
+# Claude Code's and the Messages API's ids (tool_use ids, message ids, request ids): they
+# repeat across records by design.
+_ID = re.compile(r"(?:toolu|srvtoolu|msg|req|call|chatcmpl|file|agent)_[A-Za-z0-9_-]+")
+_DIGEST = re.compile(r"(?:sha(?:1|224|256|384|512)|md5)[-:=]", re.IGNORECASE)
+# Detectors that judge a value by its name or its context, not by a vendor's token format: a
+# hex string they found may be a hash printed next to a `secret=` label, and its copies
+# elsewhere unrelated. A vendor's hex API key (found by its own format) does propagate.
+_GENERIC_KINDS = frozenset(
+    {
+        "dotenv-value", "sensitive-key-value", "connection-string-password", "url-query-secret",
+        "cli-password", "netrc-password", "authorization-header", "docker-registry-auth",
+        "npmrc-auth", "sidekiq-credentials",
+    }
+)  # fmt: skip
+
+
+def propagates(value: str, kind: str) -> bool:
+    """Whether copies of `value` (found as `kind`) elsewhere in its session are secrets too."""
+    if len(value) < MIN_LENGTH or PLACEHOLDER_PREFIX in value or not value.strip():
+        return False
+    if _UUID.fullmatch(value) or _ID.fullmatch(value) or _DIGEST.match(value):
+        return False
+    if not any(c.isalpha() for c in value):
+        return False  # numbers, dates, versions, phone numbers
+    generic = kind in _GENERIC_KINDS or kind.startswith("detect-secrets")
+    if generic and _HEX.fullmatch(value):
+        return False  # a git sha, a checksum
+    classes = (
+        any(c.islower() for c in value),
+        any(c.isupper() for c in value),
+        any(c.isdigit() for c in value),
+        any(not c.isalnum() for c in value),
+    )
+    return sum(classes) >= 2  # a plain word ("production") repeats for its own reasons
+
+
+@dataclass(frozen=True, slots=True)
+class ValueInfo:
+    """What a found value was found as: its copies are reported and redacted the same way."""
+
+    kind: str
+    detector: str
+    fingerprint: str  # the full keyed fingerprint (placeholders take its first hex digits)
+    prefix: str = ""
+
+
+Scope = str  # a session id, or a file's own path for a file outside any session
+
+
+@dataclass(slots=True)
+class _Entry:
+    info: ValueInfo
+    scopes: set[Scope]
+
+
+class KnownValues:
+    """The distinct values found so far, each with what it was found as and in which scopes.
+    Its repr shows a count only."""
+
+    def __init__(self) -> None:
+        self._entries: dict[str, _Entry] = {}
+        self._index: ValueIndex | None = None
+
+    def __repr__(self) -> str:
+        return f"KnownValues({len(self._entries)} values)"
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def add(self, value: str, info: ValueInfo, scope: Scope) -> bool:
+        """Remember `value` for `scope`; False when the guards keep it out."""
+        entry = self._entries.get(value)
+        if entry is None:
+            if not propagates(value, info.kind):
+                return False
+            self._entries[value] = _Entry(info, {scope})
+            self._index = None
+            return True
+        if scope not in entry.scopes:
+            entry.scopes.add(scope)
+            self._index = None
+        return True
+
+    def update(self, other: KnownValues) -> None:
+        for value, entry in other._entries.items():
+            for scope in entry.scopes:
+                self.add(value, entry.info, scope)
+
+    def items(self) -> Iterator[tuple[str, ValueInfo, frozenset[Scope]]]:
+        for value, entry in self._entries.items():
+            yield value, entry.info, frozenset(entry.scopes)
+
+    def scopes(self) -> frozenset[Scope]:
+        return frozenset(s for entry in self._entries.values() for s in entry.scopes)
+
+    def index(self, engine: str = "auto") -> ValueIndex:
+        if self._index is None or self._index.engine != engine:
+            self._index = ValueIndex(self, engine)
+        return self._index
+
+
+def text_forms(value: str) -> tuple[str, ...]:
+    """How a value can appear in a decoded string: as itself, or JSON-escaped (a JSON document
+    printed by a tool, inside a transcript string)."""
+    forms = [value]
+    for ensure_ascii in (False, True):
+        escaped = json.dumps(value, ensure_ascii=ensure_ascii)[1:-1]
+        if escaped not in forms:
+            forms.append(escaped)
+    return tuple(forms)
+
+
+def raw_forms(value: str) -> tuple[bytes, ...]:
+    """How a value can appear in a file's bytes: each text form as written in a text file, or
+    escaped once more as a JSON line writes it (with JSON's optional `\\/` too)."""
+    found: list[bytes] = []
+    for form in text_forms(value):
+        for written in (form, *text_forms(form)[1:]):
+            for variant in (written, written.replace("/", "\\/")):
+                data = variant.encode("utf-8", "surrogatepass")
+                if data not in found:
+                    found.append(data)
+    return tuple(found)
+
+
+@dataclass(frozen=True, slots=True)
+class Copy:
+    """One exact occurrence of a known value in a string (code points, [start, end))."""
+
+    pointer: str | None  # into the line's object; None for text
+    start: int
+    end: int
+    value: int  # the value's number in its index
+    in_thinking: bool = False
+
+
+class ValueIndex:
+    """The literal search over every form of every known value (see the module's docstring)."""
+
+    def __init__(self, known: KnownValues, engine: str = "auto") -> None:
+        self.engine = engine
+        self._values: list[str] = []
+        self._infos: list[ValueInfo] = []
+        self._scopes: list[frozenset[Scope]] = []
+        self._forms: list[tuple[str, ...]] = []
+        anchors: dict[bytes, set[int]] = {}
+        for number, (value, info, scopes) in enumerate(known.items()):
+            self._values.append(value)
+            self._infos.append(info)
+            self._scopes.append(scopes)
+            self._forms.append(text_forms(value))
+            for form in raw_forms(value):
+                anchors.setdefault(form[:_ANCHOR], set()).add(number)
+        self._anchors = list(anchors.items())
+        self._lengths = [len(anchor) for anchor, _ in self._anchors]
+        self._matcher: GateMatcher | None = None
+        if self._anchors:
+            gates = [(literal_pattern(a).encode(),) * 2 + (False,) for a, _ in self._anchors]
+            self._matcher = gate_matcher(gates, engine=engine)
+
+    def __repr__(self) -> str:
+        return f"ValueIndex({len(self._values)} values)"
+
+    def __bool__(self) -> bool:
+        return bool(self._values)
+
+    def info(self, number: int) -> ValueInfo:
+        return self._infos[number]
+
+    def scopes(self, number: int) -> frozenset[Scope]:
+        return self._scopes[number]
+
+    def line_candidates(self, data: bytes) -> list[tuple[int, int, frozenset[int]]]:
+        """For a block of whole lines: (start, end) of each line where a value may occur (its
+        anchor does), and which values; in order."""
+        if self._matcher is None or not data:
+            return []
+        found: list[tuple[int, int, set[int]]] = []
+        anchors, lengths = self._anchors, self._lengths
+        for gate, end in sorted(self._matcher.events(data), key=lambda event: event[1]):
+            start = end - lengths[gate]
+            if found and start < found[-1][1]:
+                found[-1][2].update(anchors[gate][1])
+                continue
+            # Events come in order, so each search for a line's edges stops at the last line's.
+            low = found[-1][1] if found else 0
+            line_start = data.rfind(b"\n", low, start) + 1 or low
+            line_end = data.find(b"\n", end)
+            found.append(
+                (line_start, len(data) if line_end < 0 else line_end, set(anchors[gate][1]))
+            )
+        return [(s, e, frozenset(v)) for s, e, v in found]
+
+    def find(self, text: str, numbers: Iterable[int]) -> list[tuple[int, int, int]]:
+        """Exact non-overlapping occurrences of the given values' text forms in `text`, as
+        (start, end, value number); where two overlap the longer wins (a value that is a
+        prefix of another never cuts the other's copy)."""
+        spans: list[tuple[int, int, int]] = []
+        for number in numbers:
+            for form in self._forms[number]:
+                at = text.find(form)
+                while at >= 0:
+                    spans.append((at, at + len(form), number))
+                    at = text.find(form, at + len(form))
+        if len(spans) < 2:
+            return spans
+        spans.sort(key=lambda s: (s[0], -s[1]))
+        kept = [spans[0]]
+        for span in spans[1:]:
+            if span[0] >= kept[-1][1]:
+                kept.append(span)
+            elif span[1] - span[0] > kept[-1][1] - kept[-1][0]:
+                kept[-1] = span
+        # A longer span replacing an earlier one may now overlap the one kept before it.
+        result = [kept[0]]
+        for span in kept[1:]:
+            if span[0] >= result[-1][1]:
+                result.append(span)
+        return result
+
+    def text_copies(self, text: str, scope: Scope | None = None) -> list[tuple[int, int, int]]:
+        """Copies of the known values (of `scope`, when given) in one string: (start, end,
+        value number), non-overlapping. For a title, a label, or the strings the status line
+        reads."""
+        data = text.encode("utf-8", "surrogatepass")
+        numbers = {n for _, _, found in self.line_candidates(data) for n in found}
+        if scope is not None:
+            numbers = {n for n in numbers if scope in self._scopes[n]}
+        return self.find(text, sorted(numbers)) if numbers else []
+
+    def redact(self, text: str, scope: Scope | None = None) -> str:
+        """`text` with every copy of a known value replaced by its placeholder."""
+        copies = self.text_copies(text, scope)
+        for start, end, number in reversed(copies):
+            info = self._infos[number]
+            text = text[:start] + make_placeholder(info.kind, info.fingerprint) + text[end:]
+        return text
+
+
+# -- where the strings of a record are -------------------------------------------------------
+
+
+def record_copies(
+    record: Mapping[str, Any], index: ValueIndex, numbers: Iterable[int]
+) -> list[Copy]:
+    """Copies of the given values in the string leaves of a record, as the scanner walks them:
+    never in a protected field (ids, signatures, chain fields), an image or redacted thinking."""
+    wanted = tuple(numbers)
+    copies: list[Copy] = []
+    for path, text, thinking in _leaves(record, [], False):
+        if len(text) < MIN_LENGTH:
+            continue
+        found = index.find(text, wanted)
+        if found:
+            pointer = json_pointer(path)
+            copies.extend(Copy(pointer, s, e, n, thinking) for s, e, n in found)
+    return copies
+
+
+def _leaves(
+    value: Any, path: list[str | int], thinking: bool
+) -> Iterator[tuple[list[str | int], str, bool]]:
+    if isinstance(value, str):
+        yield path, value, thinking
+    elif isinstance(value, Mapping):
+        kind = value.get("type")
+        if kind in ("redacted_thinking", "image", "base64") or "media_type" in value:
+            return  # opaque data and base64 payloads: not text
+        inner = thinking or kind == "thinking"
+        for key, item in value.items():
+            if key in PROTECTED_KEYS and isinstance(item, str):
+                continue
+            yield from _leaves(item, [*path, key], inner)
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            if isinstance(item, Mapping) and item.get("type") in ("image", "document"):
+                continue
+            yield from _leaves(item, [*path, i], thinking)
+
+
+def found_values(scan: LineScan) -> Iterator[tuple[str, str, int, int, bool, Any]]:
+    """(value, pointer, start, end, in_thinking, found secret) of every secret a line's scan
+    found, the value read from the line's own string at the hit's span."""
+    record = scan.line.record
+    for leaf in scan.leaves:
+        text = (
+            scan.line.text()
+            if leaf.pointer is None or record is None
+            else _at(record, leaf.pointer)
+        )
+        if text is None:
+            continue
+        for item in leaf.found:
+            yield (
+                text[item.hit.start : item.hit.end],
+                leaf.pointer or "",
+                item.hit.start,
+                item.hit.end,
+                leaf.in_thinking,
+                item,
+            )
+
+
+def _at(record: Mapping[str, Any], pointer: str) -> str | None:
+    node: Any = record
+    for token in pointer.split("/")[1:]:
+        key = token.replace("~1", "/").replace("~0", "~")
+        if isinstance(node, Mapping):
+            node = node.get(key)
+        elif isinstance(node, list) and key.isdigit() and int(key) < len(node):
+            node = node[int(key)]
+        else:
+            return None
+    return node if isinstance(node, str) else None
+
+
+# -- files ---------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class Block:
+    """Whole lines of a file, with where values may occur in them."""
+
+    data: bytes
+    first_line: int  # the number of its first line (1-based)
+    candidates: list[tuple[int, int, frozenset[int]]] = field(default_factory=list)
+
+
+def blocks(stream: IO[bytes], index: ValueIndex) -> Iterator[Block]:
+    """A file from its current position in blocks of whole lines (a line longer than a block
+    is one block), each with its candidate lines; every byte is in exactly one block."""
+    number = 1
+    pieces: list[bytes] = []  # a line longer than a block, gathered without recopying
+    while True:
+        chunk = stream.read(_BLOCK)
+        if not chunk:
+            if pieces:
+                data = b"".join(pieces)
+                yield Block(data, number, index.line_candidates(data))
+            return
+        cut = chunk.rfind(b"\n") + 1
+        if cut == 0:
+            pieces.append(chunk)
+            continue
+        data = b"".join([*pieces, chunk[:cut]])
+        pieces = [chunk[cut:]] if cut < len(chunk) else []
+        yield Block(data, number, index.line_candidates(data))
+        number += data.count(b"\n")

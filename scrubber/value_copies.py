@@ -1,0 +1,247 @@
+"""Copies of found values in a session's files: the audit's findings by value, and the
+redaction's second pass (see detection/known_values.py for what a copy is and the guards).
+
+Audit: after the detectors' scan of every file, each file of a session that has known values
+is searched once more (one literal search over its bytes) and every copy that is not already a
+finding becomes one, marked `by_value`. Redaction: the output a first pass wrote is searched the
+same way; any copy left there is one that pass missed, and only the lines holding one are
+rewritten (string leaves only, never a protected field).
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from scrubber.detection.finding import Finding
+from scrubber.detection.known_values import (
+    Block,
+    Copy,
+    KnownValues,
+    Scope,
+    ValueIndex,
+    ValueInfo,
+    blocks,
+    found_values,
+    record_copies,
+)
+from scrubber.detection.placeholder import make_placeholder
+from scrubber.detection.scan import LineScan
+from scrubber.transcript.jsonl import RawLine, json_loads_for_strings, parse_line
+
+FINGERPRINT_SHOWN = 16  # as in pipeline.py: the hex digits of a fingerprint a report shows
+_BINARY_SNIFF = 8192
+
+
+def note_scan(known: KnownValues, scan: LineScan, scope: Scope | None) -> None:
+    """Remember the values a line's scan found. `scope`: the session (None: the line's own
+    `sessionId`, as in history.jsonl, where each line belongs to one session)."""
+    if not scan.leaves:
+        return
+    where = scope if scope is not None else scan.session_id
+    if where is None:
+        return
+    for value, _, _, _, _, item in found_values(scan):
+        hit = item.hit
+        known.add(value, ValueInfo(hit.kind, hit.detector, item.fingerprint, item.prefix), where)
+
+
+@dataclass(frozen=True, slots=True)
+class LineCopies:
+    """The copies on one line of a file (JSON lines: by pointer; others: spans of the text)."""
+
+    number: int
+    start: int  # byte offsets of the line in its block
+    end: int
+    record: dict[str, Any] | None
+    copies: list[Copy]
+
+
+def is_binary(path: Path) -> bool:
+    with path.open("rb") as stream:
+        return b"\0" in stream.read(_BINARY_SNIFF)
+
+
+def scope_of(session_id: str | None, path: Path) -> Scope:
+    return session_id or str(path)
+
+
+def jsonl_copies(block: Block, index: ValueIndex, scope: Scope | None) -> Iterator[LineCopies]:
+    """The copies on the candidate lines of a block of a JSONL file. `scope`: as for
+    `note_scan` (None: each line's own `sessionId`)."""
+    data = block.data
+    number = block.first_line
+    counted = 0
+    for start, end, numbers in block.candidates:
+        number += data.count(b"\n", counted, start)
+        counted = start
+        line = parse_line(RawLine(number, start, data[start:end], True), json_loads_for_strings)
+        record = line.record
+        where = scope
+        if where is None:
+            session = record.get("sessionId") if record is not None else None
+            if not isinstance(session, str):
+                continue
+            where = session
+        wanted = [n for n in numbers if where in index.scopes(n)]
+        if not wanted:
+            continue
+        if record is not None:
+            copies = record_copies(record, index, wanted)
+        else:
+            text = line.text()
+            copies = [Copy(None, s, e, n) for s, e, n in index.find(text, wanted)]
+        if copies:
+            yield LineCopies(number, start, end, record, copies)
+
+
+def text_copies(block: Block, index: ValueIndex, scope: Scope) -> list[tuple[int, int, int, int]]:
+    """Copies in a block of a plain-text file, as (line number, start, end, value number) with
+    spans in code points from the start of that line (a multi-line value runs past its end,
+    as the scanner reports a PEM block)."""
+    if not block.candidates:
+        return []
+    wanted = {n for _, _, numbers in block.candidates for n in numbers if scope in index.scopes(n)}
+    if not wanted:
+        return []
+    text = block.data.decode("utf-8", errors="surrogateescape")
+    found = index.find(text, wanted)
+    if not found:
+        return []
+    starts = [0]
+    at = text.find("\n")
+    while at >= 0:
+        starts.append(at + 1)
+        at = text.find("\n", at + 1)
+    result = []
+    for start, end, n in found:
+        i = bisect.bisect_right(starts, start) - 1
+        result.append((block.first_line + i, start - starts[i], end - starts[i], n))
+    return result
+
+
+# -- audit ---------------------------------------------------------------------------------
+
+
+def audit_copies(
+    path: Path,
+    is_transcript: bool,
+    session_id: str | None,
+    history: bool,
+    existing: Sequence[Finding],
+    index: ValueIndex,
+) -> list[Finding]:
+    """The findings by value in one file: copies of the index's values (for the file's
+    session, or each line's in history.jsonl) that no finding covers yet."""
+    if not index or is_binary(path):
+        return []
+    scope = None if history else scope_of(session_id, path)
+    covered: dict[tuple[int, str | None], list[tuple[int, int]]] = {}
+    for finding in existing:
+        covered.setdefault((finding.line, finding.json_path), []).append(finding.span)
+    new: list[Finding] = []
+    with path.open("rb") as stream:
+        for block in blocks(stream, index):
+            if not block.candidates:
+                continue
+            if is_transcript:
+                for line in jsonl_copies(block, index, scope):
+                    new.extend(_line_findings(path, line, session_id, covered, index))
+            else:
+                assert scope is not None  # noqa: S101 - only history.jsonl has no one scope
+                for number, start, end, n in text_copies(block, index, scope):
+                    copy = Copy(None, start, end, n)
+                    new.extend(_findings(path, number, copy, session_id, None, covered, index))
+    return new
+
+
+def _line_findings(
+    path: Path,
+    line: LineCopies,
+    session_id: str | None,
+    covered: dict[tuple[int, str | None], list[tuple[int, int]]],
+    index: ValueIndex,
+) -> Iterator[Finding]:
+    record = line.record or {}
+    session = record.get("sessionId")
+    uuid = record.get("uuid")
+    for copy in line.copies:
+        yield from _findings(
+            path,
+            line.number,
+            copy,
+            session if isinstance(session, str) else session_id,
+            uuid if isinstance(uuid, str) else None,
+            covered,
+            index,
+        )
+
+
+def _findings(
+    path: Path,
+    number: int,
+    copy: Copy,
+    session_id: str | None,
+    record_uuid: str | None,
+    covered: dict[tuple[int, str | None], list[tuple[int, int]]],
+    index: ValueIndex,
+) -> Iterator[Finding]:
+    for start, end in covered.get((number, copy.pointer), ()):
+        if start < copy.end and copy.start < end:
+            return  # a detector found it there already
+    info = index.info(copy.value)
+    yield Finding(
+        file=str(path),
+        line=number,
+        json_path=copy.pointer,
+        span=(copy.start, copy.end),
+        kind=info.kind,
+        detector=info.detector,
+        fingerprint=info.fingerprint[:FINGERPRINT_SHOWN],
+        session_id=session_id,
+        record_uuid=record_uuid,
+        source=None,
+        in_thinking=copy.in_thinking,
+        length=copy.end - copy.start,
+        prefix=info.prefix,
+        by_value=True,
+    )
+
+
+# -- redaction -------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class CopyCounts:
+    """What a redaction's second pass replaced (no values)."""
+
+    lines_changed: int = 0
+    replaced: int = 0
+    left_in_thinking: int = 0
+    kinds: list[str] | None = None
+
+    def add_kind(self, kind: str) -> None:
+        if self.kinds is None:
+            self.kinds = []
+        self.kinds.append(kind)
+
+
+def placeholder_of(index: ValueIndex, number: int) -> str:
+    info = index.info(number)
+    return make_placeholder(info.kind, info.fingerprint)
+
+
+def has_copies(stream: IO[bytes], index: ValueIndex, is_jsonl: bool, scope: Scope | None) -> bool:
+    """Whether a redacted file still holds a copy of a known value (its first pass missed)."""
+    for block in blocks(stream, index):
+        if not block.candidates:
+            continue
+        if is_jsonl:
+            if any(True for _ in jsonl_copies(block, index, scope)):
+                return True
+        elif scope is not None and text_copies(block, index, scope):
+            return True
+    return False
