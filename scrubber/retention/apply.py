@@ -29,6 +29,7 @@ import json
 import os
 import shutil
 import stat
+import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -52,10 +53,11 @@ from scrubber.retention.plan import (
     subject_of,
 )
 from scrubber.retention.rules import ArchiveStatus, Reason, Subject, select_deletable
+from scrubber.retention.trash_crash import TRASH_MANIFEST, remove_crashed_trash
+from scrubber.transcript.bundle_scope import check_in_bundle, check_legacy_agents
 from scrubber.transcript.jsonl import atomic_write, fsync_dir
 
 TRASH_FORMAT = 1
-TRASH_MANIFEST = "manifest.json"
 LOCK_NAME = "retention.lock"
 HEALTHCHECK_TIMEOUT = 10.0
 _MIN_PREFIX = 4
@@ -522,6 +524,23 @@ def _touch(restored: list[Path], stamp: float) -> None:
                 os.utime(path, (stamp, stamp))
 
 
+def _check_trash_scope(
+    home: Path, slot: Path, manifest: TrashManifest, present: list[TrashEntry]
+) -> None:
+    """A trash entry may be planted (issue 11): it brings back only paths of its own session's
+    bundle (the one list, asked through `bundle_scope`), or nothing, naming the first other."""
+    folder = paths.ensure_private_dir(home / "staging")
+    with tempfile.TemporaryDirectory(prefix="undelete-", dir=folder) as scratch:
+        legacy = check_in_bundle(
+            manifest.project,
+            manifest.session_id,
+            [e.path for e in present if e.kind != "dir"],
+            [e.path for e in present if e.kind == "dir"],
+            Path(scratch),
+        )
+    check_legacy_agents(slot, manifest.session_id, legacy)
+
+
 def undelete(
     home: Path, config_dir: Path, query: str, *, now: datetime, keep_mtime: bool = False
 ) -> UndeleteResult:
@@ -533,6 +552,7 @@ def undelete(
     """
     slot, manifest = find_in_trash(home, query)
     present = [e for e in manifest.entries if os.path.lexists(slot / e.path)]
+    _check_trash_scope(home, slot, manifest, present)
     for entry in present:
         target = config_dir / entry.path
         if os.path.lexists(target):
@@ -749,7 +769,16 @@ def recover_incomplete(
     """Finish what a crash interrupted. A half-filled trash entry whose transcript already
     moved (it moves last) is complete; one whose session this run removes anyway is completed
     by that removal; any other goes back where it came from, so no session stays split."""
-    outcomes = []
+    outcomes = [
+        Outcome(
+            path.relative_to(paths.trash_dir(home)).as_posix(),
+            Action.PURGE,
+            Action.PURGE,
+            Reason.EXPIRED,
+            "removed what a killed run left in the trash (no session file was in it)",
+        )
+        for path in remove_crashed_trash(home)
+    ]
     for slot, manifest in list_trash(home).incomplete:
         key = SessionKey(manifest.project, manifest.session_id)
         origin = config_dir / manifest.transcript

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from scrubber.errors import BusyError, ExitCode, UsageError
+from scrubber.errors import BusyError, ExitCode, ScrubberError, UsageError
 from scrubber.policy.model import Pins
 from scrubber.retention import apply as apply_module
 from scrubber.retention.apply import (
@@ -622,3 +622,65 @@ def test_healthcheck(server: tuple[str, list[str]]) -> None:
     unreachable = ping_healthcheck(f"http://127.0.0.1:9/{token}", timeout=2)
     assert unreachable is not None and token not in unreachable and "127.0.0.1" not in unreachable
     assert ping_healthcheck("file:///etc/passwd") == "not an http(s) URL"
+
+
+# --- issue 11: crash leftovers and a planted trash ------------------------------------------
+
+
+def test_a_slot_left_with_only_the_manifest_temp_is_removed_by_the_next_run(
+    dirs: tuple[Path, Path],
+) -> None:
+    config, home = dirs
+    old, _ = old_and_young(config)
+    # kill -9 between the slot's mkdir and the manifest's rename: only the temp file is there.
+    slot = home / "trash" / old.session_id
+    slot.mkdir(parents=True, mode=0o700)
+    (slot / ".manifest.json.k1ll3d.tmp").write_bytes(b'{"format": 1, "sta')
+    report = run(config, home, RULES, FakeIndex())
+    assert not report.errors
+    assert any(o.done is Action.TRASH for o in report.sessions)
+    assert read_trash_manifest(slot).complete
+    assert not (slot / ".manifest.json.k1ll3d.tmp").exists()
+    undelete(home, config, old.session_id, now=NOW)
+    assert old.transcript.exists()
+
+
+def test_an_empty_slot_is_removed_and_a_stray_manifest_temp_goes(dirs: tuple[Path, Path]) -> None:
+    config, home = dirs
+    old, _ = old_and_young(config)
+    run(config, home, RULES, FakeIndex())
+    slot = home / "trash" / old.session_id
+    stray = slot / ".manifest.json.abc.tmp"
+    stray.write_bytes(b"{}")
+    empty = home / "trash" / "0000aaaa-0000-4000-8000-000000000000"
+    empty.mkdir()
+    busy = home / "trash" / "0000bbbb-0000-4000-8000-000000000000"
+    busy.mkdir()
+    (busy / "unknown.txt").write_bytes(b"not ours")
+    recover_incomplete(home, config, set(), now=NOW)
+    assert not stray.exists() and not empty.exists()
+    assert (busy / "unknown.txt").exists()  # not what a crash of ours leaves: left alone
+    assert read_trash_manifest(slot).complete
+
+
+def test_undelete_from_a_planted_trash_writes_nothing_outside_the_bundle(
+    dirs: tuple[Path, Path],
+) -> None:
+    config, home = dirs
+    old, _ = old_and_young(config)
+    run(config, home, RULES, FakeIndex())
+    slot = home / "trash" / old.session_id
+    manifest = read_trash_manifest(slot)
+    (slot / "settings.json").write_text('{"hooks": {"SessionStart": []}}')
+    planted = replace(
+        manifest,
+        entries=(*manifest.entries, apply_module.TrashEntry("settings.json", "file", 0)),
+    )
+    apply_module._write_manifest(slot, planted)
+    before_trash, before_config = tree(home / "trash"), tree(config)
+    with pytest.raises(ScrubberError, match=r"settings\.json") as caught:
+        undelete(home, config, old.session_id, now=NOW)
+    assert "not part of session" in caught.value.message
+    assert not (config / "settings.json").exists()
+    assert tree(home / "trash") == before_trash
+    assert tree(config) == before_config
