@@ -17,6 +17,7 @@ from scrubber.detection.rules import (
     authorization,
     aws,
     azure,
+    cli_flags,
     cli_password,
     cloudflare,
     connection_string,
@@ -36,6 +37,7 @@ from scrubber.detection.rules import (
     heroku,
     huggingface,
     jwt,
+    labelled_secret,
     linear,
     mailchimp,
     mailgun,
@@ -60,6 +62,7 @@ from scrubber.detection.rules import (
     telegram,
     twilio,
     vault,
+    xml_credentials,
 )
 
 ALL_RULES: tuple[Detector, ...] = (
@@ -113,8 +116,11 @@ ALL_RULES: tuple[Detector, ...] = (
     *credential_files.RULES,
     *authorization.RULES,
     *cli_password.RULES,
+    *cli_flags.RULES,
+    *xml_credentials.RULES,
     # Secrets recognised by their label.
     *dotenv.RULES,
+    *labelled_secret.RULES,
     # Only where the scanner knows the text comes from a credential source.
     *dotenv_context.RULES,
 )

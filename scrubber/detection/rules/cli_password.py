@@ -14,7 +14,7 @@ import re
 
 from scrubber.detection.gates import WS, Gate
 from scrubber.detection.rules.base import PatternRule
-from scrubber.detection.rules.values import is_trivial
+from scrubber.detection.rules.values import is_trivial, looks_like_locator
 
 # The rest of one shell command: no newline (unless escaped), no `|`, `;` or `&&`.
 _SAME_COMMAND = r"(?:[^\n|;&]|&(?!&)|\\\r?\n){0,600}?"
@@ -31,8 +31,11 @@ def _not_a_password(value: str) -> bool:
 
 def _not_a_flag_value(value: str) -> bool:
     # A lone lower-case word after `--password` is prose more often than a password
-    # ("credentials via the --username and --password options").
-    return _not_a_password(value) or (value.isalpha() and value.islower())
+    # ("credentials via the --username and --password options", "the --api-key flag,"); a
+    # path or a URL names where the secret is (`--token ./token.txt`).
+    word = value.rstrip(",.;:!?")
+    prose = word.isalpha() and word.islower()
+    return _not_a_password(value) or prose or looks_like_locator(value)
 
 
 def _tool_flag(
@@ -98,7 +101,7 @@ _LONG_FLAGS = (
     "password", "passwd", "pass", "db-password", "admin-password", "master-password",
     "registry-password", "http-password", "ftp-password", "proxy-password", "client-secret",
     "secret-key", "secret-access-key", "token", "auth-token", "access-token", "api-key",
-    "apikey", "api-token", "passphrase", "storepass", "keypass",
+    "apikey", "api-token", "passphrase", "storepass", "keypass", "oauth2-bearer",
 )  # fmt: skip
 
 LONG_FLAG_SECRET = PatternRule(
@@ -111,7 +114,7 @@ LONG_FLAG_SECRET = PatternRule(
     flags=re.IGNORECASE,
     anchors=tuple("--" + f for f in _LONG_FLAGS),
     reference="GNU long-option convention; e.g. mysql --password, wget --http-password, "
-    "huggingface-cli login --token, oc login --token",
+    "huggingface-cli login --token, oc login --token, curl --oauth2-bearer",
     reject=_not_a_flag_value,
 )
 

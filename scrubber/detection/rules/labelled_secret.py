@@ -1,0 +1,239 @@
+"""Secrets written after a label the way people, logs and docs write them, not only `NAME=value`:
+
+- other separators: `stripe token - 'V'`, `api key -> V`, a table cell (`auth token | V`), a
+  tab (`API_KEY<TAB>V`), prose (`the stripe key is V`), or none before a quoted value
+  (`kraken token 'V'`);
+- a label in a sentence ending in a colon: `Here's the token to test the API: V`;
+- a string literal on the line after its name: `const apiKey =\\n  "V";`,
+  `ACCOUNT_KEY\\n    = "V"`, `AccountKey{\\n "V"}`.
+
+The label is judged by its words like an assignment's name (dotenv.py's `classify_name`, so
+`public key`, `primary key`, `max tokens` and `token type` name nothing secret), and the value,
+with no operator to vouch for it, must look generated: long enough, mixed enough, not a word,
+a path, a number, a hash-shaped id under a bare label, a template or a placeholder.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from scrubber.detection.detector import ScanContext
+from scrubber.detection.finding import Hit
+from scrubber.detection.gates import QUOTE_RAW, Gate
+from scrubber.detection.rules.dotenv import Strength, classify_name
+from scrubber.detection.rules.values import (
+    has_char_classes,
+    is_filler,
+    is_public_material,
+    is_pure_identifier,
+    is_trivial,
+    is_uuid,
+    looks_like_code,
+    looks_like_locator,
+    looks_like_template_or_regex,
+    looks_token_like,
+    name_words,
+)
+
+KIND = "labelled-secret"
+_MAX_VALUE = 512
+
+# The noun a label ends with; words before it (a service's name, `auth`, `api`) come along.
+_NOUN = (
+    r"(?:api[ _.-]?keys?|access[ _.-]?keys?|secret[ _.-]?keys?|auth[ _.-]?tokens?|"
+    r"access[ _.-]?tokens?|api[ _.-]?tokens?|tokens?|secrets?|passwords?|passwd|passphrase|"
+    r"pwd|keys?|credentials?)"
+)
+_LABEL = rf"(?P<label>(?:[A-Za-z][A-Za-z0-9]*[ _.-]){{0,3}}?[A-Za-z0-9]*{_NOUN}\d*)"
+_QUOTED = r"""(?P<q>['"`])(?P<qv>[^'"`\n]{1,512})(?P=q)"""
+_BARE = r"(?P<bv>[A-Za-z0-9+/=_.~:@!#$%^&*-]{1,512})"
+# Separators other than `=` and `:` (dotenv.py reads those), each followed by the value.
+_LOOSE = re.compile(
+    rf"(?<![A-Za-z0-9_]){_LABEL}(?![A-Za-z0-9])"
+    r"(?P<sep>[ \t]+-{1,2}>?[ \t]+|[ \t]+\u2014[ \t]+|[ \t]*\|[ \t]*|\t+|"
+    r"[ \t]+(?:is|was)[ \t]+(?:set[ \t]+to[ \t]+)?|[ \t]+)"
+    rf"(?:{_QUOTED}|{_BARE})",
+    re.IGNORECASE,
+)
+# `the token to test the API: V`: a label, a few words of prose on the same line, a colon.
+_PROSE = re.compile(
+    rf"(?<![A-Za-z0-9_])(?P<label>{_NOUN})(?P<sep>[ \t][^\n:;.!?`'\"=]{{1,40}}?:[ \t]+)"
+    rf"(?:{_QUOTED}|{_BARE})",
+    re.IGNORECASE,
+)
+# A name, maybe its operator or an opening brace, the end of the line, then the literal.
+_NEXT_LINE = re.compile(
+    rf"(?<![A-Za-z0-9_])(?P<label>[A-Za-z_][A-Za-z0-9_]{{0,60}}?{_NOUN}\d*)(?![A-Za-z0-9])"
+    r"(?P<sep>[\"']?[ \t]*(?::?=|:|\{|\()?[ \t]*\r?\n[ \t]*(?:=[ \t]*)?)"
+    rf"{_QUOTED}",
+    re.IGNORECASE,
+)
+# Words that open a label in prose and say nothing of what it names.
+_LEADING_WORDS = frozenset({"the", "a", "an", "my", "your", "our", "their", "this", "that", "its"})
+_WORD_CHARS = re.compile(r"[A-Za-z]+")
+
+
+def _label_strength(label: str) -> Strength | None:
+    """How much the label says, judged like an assignment's name; a lone noun counts as the
+    weakest kind of name (its value must look generated either way)."""
+    words = [w for w in re.split(r"[ _.-]+", label) if w]
+    while words and words[0].lower() in _LEADING_WORDS:
+        words = words[1:]
+    if not words:
+        return None
+    name = "_".join(words)
+    strength = classify_name(name)
+    if strength is not None:
+        return strength
+    if name_words(name) in (["key"], ["keys"], ["token"], ["tokens"], ["credential"]):
+        return Strength.KEY
+    return None
+
+
+def _generated(value: str, strength: Strength, *, quoted: bool) -> bool:
+    """Whether a value with no operator before it looks like a credential, not prose or code."""
+    if len(value) > _MAX_VALUE or is_trivial(value) or is_filler(value):
+        return False
+    if (
+        is_public_material(value)
+        or looks_like_locator(value)
+        or looks_like_template_or_regex(value)
+    ):
+        return False
+    if looks_like_code(value) or is_pure_identifier(value) or value[0] in "([{<":
+        return False
+    if not quoted and value[-1] in ".,;:!?":
+        value = value[:-1]
+    minimum = 16 if strength is Strength.KEY else 8
+    if is_uuid(value) and strength is Strength.KEY:
+        return False  # a bare `key` or `token` next to a uuid is an id more often than not
+    if not looks_token_like(value, min_length=minimum):
+        return False
+    # Prose runs words together with punctuation; a credential mixes classes inside one run.
+    return quoted or any(c.isdigit() for c in value) or has_char_classes(value, 3)
+
+
+def _value_span(match: re.Match[str]) -> tuple[int, int, bool]:
+    if match.group("qv") is not None:
+        start, end = match.span("qv")
+        return start, end, True
+    start, end = match.span("bv")
+    return start, end, False
+
+
+def _trimmed(text: str, start: int, end: int, quoted: bool) -> tuple[int, int]:
+    """Without the padding of a quoted value and the sentence punctuation after a bare one."""
+    if quoted:
+        while start < end and text[start] == " ":
+            start += 1
+        while end > start and text[end - 1] == " ":
+            end -= 1
+    else:
+        while end > start and text[end - 1] in ".,;:!?":
+            end -= 1
+    return start, end
+
+
+_TEXT_QUOTE = r"""\\{0,3}["'`]"""
+_RAW_TAB = r"(?:\t|\\t)"
+_RAW_NL = r"(?:\\r)?\\n"
+_STEM = r"(?:pass|pwd|secret|token|key|cred)[a-z0-9_]{0,24}"
+_DIGIT_SOON = r"[a-z0-9+/=_.~-]{0,7}[0-9]"
+_TOKEN_START = r"[a-z0-9+/=_.~!@#$%^&*-]{8}"
+
+
+def _loose_gates() -> tuple[Gate, ...]:
+    spaced = rf"(?:[ \t]+-{{1,2}}>?[ \t]+|[ \t]*\|[ \t]*|[ \t]+(?:is|was)[ \t]+)"
+    spaced_raw = (
+        rf"(?:(?:[ ]|{_RAW_TAB})+-{{1,2}}>?(?:[ ]|{_RAW_TAB})+|(?:[ ]|{_RAW_TAB})*\|(?:[ ]|{_RAW_TAB})*"
+        rf"|[ ]+(?:is|was)[ ]+)"
+    )
+    return (
+        # An explicit loose separator, then a quote or the value's first characters.
+        Gate(
+            rf"{_STEM}{spaced}(?:{_TEXT_QUOTE}|[a-z0-9+/=_.~-]{{8}})",
+            rf"{_STEM}{spaced_raw}(?:{QUOTE_RAW}|[a-z0-9+/=_.~-]{{8}})",
+        ),
+        # A tab, or plain spaces before a quote or a value with a digit early on.
+        Gate(
+            rf"{_STEM}(?:\t+|[ ]+)(?:{_TEXT_QUOTE}|{_DIGIT_SOON})",
+            rf"{_STEM}(?:{_RAW_TAB}+|[ ]+)(?:{QUOTE_RAW}|{_DIGIT_SOON})",
+        ),
+    )
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class _LabelledRule:
+    name: str
+    regex: re.Pattern[str]
+    gates: tuple[Gate, ...]
+    reference: str
+    kind: str = KIND
+    anchors: tuple[str, ...] = ("pass", "pwd", "secret", "token", "key", "cred")
+    context_only: bool = False
+    reach_before: int = 160
+    reach_after: int = _MAX_VALUE + 16
+
+    def find(self, text: str, context: ScanContext) -> Iterator[Hit]:
+        for match in self.regex.finditer(text):
+            strength = _label_strength(match.group("label"))
+            if strength is None:
+                continue
+            start, end, quoted = _value_span(match)
+            start, end = _trimmed(text, start, end, quoted)
+            if end - start < 8:
+                continue
+            value = text[start:end]
+            sep = match.group("sep")
+            if not quoted and not sep.strip() and strength is not Strength.STRONG:
+                # `api key 3f…` with nothing between: only a value no word could be.
+                if not (len(value) >= 20 and has_char_classes(value, 3)):
+                    continue
+            if value.lower() in (w.lower() for w in _WORD_CHARS.findall(match.group("label"))):
+                continue
+            if _generated(value, strength, quoted=quoted):
+                yield Hit(start, end, self.kind, self.name)
+
+
+LOOSE_LABEL = _LabelledRule(
+    name="labelled-secret",
+    regex=_LOOSE,
+    gates=_loose_gates(),
+    reference="separators as written in service docs and logs: ` - `, `->`, `|` table cells, "
+    "tabs, `is`; judged like dotenv.py's names (own rule)",
+)
+PROSE_LABEL = _LabelledRule(
+    name="labelled-secret-prose",
+    regex=_PROSE,
+    gates=(
+        Gate(
+            r"(?:token|key|password|secret)[ \t][^\n:]{1,40}:[ \t]+(?:"
+            + _TEXT_QUOTE
+            + "|"
+            + _TOKEN_START
+            + ")",
+            r"(?:token|key|password|secret)[ ](?:[^:\\]|\\[^n]){1,40}:[ ]+(?:"
+            + QUOTE_RAW
+            + "|"
+            + _TOKEN_START
+            + ")",
+        ),
+    ),
+    reference="a credential named in a sentence that ends in a colon (own rule)",
+)
+NEXT_LINE_LITERAL = _LabelledRule(
+    name="labelled-secret-next-line",
+    regex=_NEXT_LINE,
+    gates=(
+        Gate(
+            rf"{_STEM}[\"']?[ \t]*(?::?=|:|\{{|\()?[ \t]*\r?\n[ \t]*(?:=[ \t]*)?{_TEXT_QUOTE}",
+            rf"{_STEM}{QUOTE_RAW}?[ ]*(?::?=|:|\{{|\()?[ ]*{_RAW_NL}(?:[ ]|{_RAW_TAB})*"
+            rf"(?:=[ ]*)?{QUOTE_RAW}",
+        ),
+    ),
+    reference="a string literal on the line after its name (C#, Java, JS, C++ style; own rule)",
+)
+
+RULES = (LOOSE_LABEL, PROSE_LABEL, NEXT_LINE_LITERAL)

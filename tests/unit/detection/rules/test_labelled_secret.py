@@ -1,0 +1,57 @@
+"""Secrets after a label with a loose separator, in a sentence, or on the next line."""
+
+from __future__ import annotations
+
+import pytest
+from rule_cases import B62, HEX, Case, check, fake, ids, join, neg, pos
+
+from scrubber.detection.rules.labelled_secret import LOOSE_LABEL, NEXT_LINE_LITERAL, PROSE_LABEL
+
+TOKEN = fake(B62, 32, "lab")
+HEXKEY = fake(HEX, 32, "labhex")
+LONG = fake(B62, 80, "lablong")
+B64KEY = fake(B62 + "+/", 86, "labb64") + "=="
+PASSWORD = join("pw-", fake(B62, 6, "labpw"), "9")
+SYMBOLS = join(fake(B62, 5, "sym"), "!2", fake(B62, 5, "sym2"))
+
+CASES: list[Case] = [
+    # separators that are not `=` or `:`
+    pos(LOOSE_LABEL, f"vendor token - '{TOKEN}'", TOKEN, note="hyphen"),
+    pos(LOOSE_LABEL, f"vendor secret - '{HEXKEY}'", HEXKEY, note="hex under a secret"),
+    pos(LOOSE_LABEL, f"api key -> {TOKEN}", TOKEN, note="arrow"),
+    pos(LOOSE_LABEL, f"vendor auth token |{LONG}\nnetworkId |L_64", LONG, note="table cell"),
+    pos(LOOSE_LABEL, f"| Access Token | {TOKEN} |", TOKEN, note="markdown table"),
+    pos(LOOSE_LABEL, f"API_KEY\t{TOKEN}", TOKEN, note="tab"),
+    pos(LOOSE_LABEL, f"the stripe key is {TOKEN}.", TOKEN, note="prose is"),
+    pos(LOOSE_LABEL, f"db password {PASSWORD}", PASSWORD, note="no operator, strong label"),
+    pos(LOOSE_LABEL, f"vendor token '{TOKEN}'", TOKEN, note="no operator, quoted"),
+    # labels and values that are not secrets
+    neg(LOOSE_LABEL, "the key difference is 12 tokens"),
+    neg(LOOSE_LABEL, "public key - " + TOKEN, note="public key"),
+    neg(LOOSE_LABEL, "primary key | id"),
+    neg(LOOSE_LABEL, "max tokens | 4096"),
+    neg(LOOSE_LABEL, "token count is 1234567890"),
+    neg(LOOSE_LABEL, "the key " + HEXKEY + " was rotated", note="bare key and hex"),
+    neg(LOOSE_LABEL, "token - <your-token>"),
+    neg(LOOSE_LABEL, "password - ********"),
+    neg(LOOSE_LABEL, "secret | Opaque"),
+    neg(LOOSE_LABEL, "token -> /var/run/secrets/token"),
+    neg(LOOSE_LABEL, "key - dafa7817-e246-48f3-91a7-e87653d587b8", note="uuid under a bare key"),
+    neg(LOOSE_LABEL, "password reset flow"),
+    # a sentence that ends in a colon
+    pos(PROSE_LABEL, f"Here is the token to test the API: {LONG}", LONG),
+    pos(PROSE_LABEL, f"password for the admin account: {SYMBOLS}", SYMBOLS),
+    neg(PROSE_LABEL, "The token usage: abcdefghijklmnop was high"),
+    neg(PROSE_LABEL, "key points to remember: caching matters"),
+    # a literal on the line after its name
+    pos(NEXT_LINE_LITERAL, f'const vendorApiKey =\n  "{TOKEN}"; // replace', TOKEN, note="JS"),
+    pos(NEXT_LINE_LITERAL, f'String ACCOUNT_KEY\n        = "{B64KEY}";', B64KEY, note="Java"),
+    pos(NEXT_LINE_LITERAL, f'std::string AccountKey{{\n    "{B64KEY}"}};', B64KEY, note="C++ brace"),
+    neg(NEXT_LINE_LITERAL, 'const apiKey =\n  "Enter your API key";'),
+    neg(NEXT_LINE_LITERAL, 'const apiKey =\n  process.env.API_KEY;'),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("case", CASES, ids=ids(CASES))
+def test_labelled_secret(case: Case) -> None:
+    check(case)
