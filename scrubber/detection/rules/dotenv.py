@@ -757,6 +757,8 @@ class SensitiveAssignmentRule:
             if found.op != "=" or not _bare_key_value(text[found.start : found.end]):
                 return None
             strength = Strength.KEY
+        if strength is None:
+            return None
         found = _credential_part(text, found)
         value = text[found.start : found.end]
         if not accept_value(value, strength, name, found, context):

@@ -141,11 +141,11 @@ _RAW_TAB = r"(?:\t|\\t)"
 _RAW_NL = r"(?:\\r)?\\n"
 _STEM = r"(?:pass|pwd|secret|token|key|cred)[a-z0-9_]{0,24}"
 _DIGIT_SOON = r"[a-z0-9+/=_.~-]{0,7}[0-9]"
-_TOKEN_START = r"[a-z0-9+/=_.~!@#$%^&*-]{8}"
+_TOKEN_START = r"[a-z0-9+/=_.~!@#$%^&*-]{8}"  # noqa: S105 - a regex, not a password
 
 
 def _loose_gates() -> tuple[Gate, ...]:
-    spaced = rf"(?:[ \t]+-{{1,2}}>?[ \t]+|[ \t]*\|[ \t]*|[ \t]+(?:is|was)[ \t]+)"
+    spaced = r"(?:[ \t]+-{1,2}>?[ \t]+|[ \t]*\|[ \t]*|[ \t]+(?:is|was)[ \t]+)"
     spaced_raw = (
         rf"(?:(?:[ ]|{_RAW_TAB})+-{{1,2}}>?(?:[ ]|{_RAW_TAB})+|(?:[ ]|{_RAW_TAB})*\|(?:[ ]|{_RAW_TAB})*"
         rf"|[ ]+(?:is|was)[ ]+)"
@@ -187,10 +187,9 @@ class _LabelledRule:
                 continue
             value = text[start:end]
             sep = match.group("sep")
-            if not quoted and not sep.strip() and strength is not Strength.STRONG:
-                # `api key 3f…` with nothing between: only a value no word could be.
-                if not (len(value) >= 20 and has_char_classes(value, 3)):
-                    continue
+            bare_after_space = not quoted and not sep.strip() and strength is not Strength.STRONG
+            if bare_after_space and not (len(value) >= 20 and has_char_classes(value, 3)):
+                continue  # `api key 3f…` with nothing between: only a value no word could be
             if value.lower() in (w.lower() for w in _WORD_CHARS.findall(match.group("label"))):
                 continue
             if _generated(value, strength, quoted=quoted):
