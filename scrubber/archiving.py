@@ -15,9 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import stat
-import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -42,6 +40,7 @@ from scrubber.archive.keys import (
     parse_recipient,
     read_recipients_file,
 )
+from scrubber.archive.leftovers import remove_leftovers, staging_folder
 from scrubber.archive.store import WrittenArchive, write_archive
 from scrubber.errors import InputError, KeyMaterialError, ScrubberError, UsageError
 from scrubber.policy.model import ManifestField, Policy
@@ -308,13 +307,14 @@ def archive_session(
     config_dir = session.config_dir
     facts = facts_of(session)
     for attempt in range(_CHANGED_RETRIES + 1):
-        staging: Path | None = None
+        stack = contextlib.ExitStack()
         try:
             paths = list(session.bundle_paths())
             source_root = config_dir
             if redactor is not None:
                 work_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-                staging = Path(tempfile.mkdtemp(prefix=".archive-redact-", dir=work_dir))
+                # Locked while in use: a killed run's copies are removed by the next one.
+                staging = stack.enter_context(staging_folder(work_dir, "archive-redact"))
                 paths = _stage_redacted(config_dir, paths, staging, redactor)
                 source_root = staging
             contents: BundleContents = collect_bundle(source_root, paths, progress=progress)
@@ -340,8 +340,7 @@ def archive_session(
                 f"cannot read session {session.id}: {where}: {exc.strerror or type(exc).__name__}"
             ) from None
         finally:
-            if staging is not None:
-                shutil.rmtree(staging, ignore_errors=True)
+            stack.close()
     raise AssertionError("unreachable")  # pragma: no cover
 
 
@@ -374,6 +373,8 @@ def archive_sessions(
     redactor = engine_redactor(policy, scanner) if scanner is not None and redact else None
     redact_text = scanner.redact_text if scanner is not None and clear_text else None
     target = destination or policy.archive.destination_in(home)
+    # What a killed run left (issue 11): its temp files and staging, never a live run's.
+    remove_leftovers(home, archives=target)
     outcomes: list[ArchiveOutcome] = []
     for session in sessions:
         try:

@@ -55,6 +55,7 @@ from scrubber.archive.bundle import (
     write_bundle,
 )
 from scrubber.archive.keys import AnyRecipient, ScryptRecipient, recipient_fingerprint
+from scrubber.archive.leftovers import locked_temp
 from scrubber.errors import ExitCode, ScrubberError, UsageError
 from scrubber.transcript.jsonl import fsync_dir
 
@@ -594,14 +595,16 @@ def write_archive(
     stem = version_name(transcript_time)
     suffix = ENCRYPTED_SUFFIX if recipients else CLEAR_SUFFIX
     leftovers: list[Path] = []
+    # Temp files are locked until published or removed: a killed run's are found and removed
+    # by the next (`leftovers.remove_leftovers`), a live one's never.
+    locks = contextlib.ExitStack()
     try:
         if not root.exists():
             root.mkdir(parents=True, mode=0o700)
             root.chmod(0o700)
         _private_dir(root / project)
         _private_dir(folder)
-        fd, tmp_name = tempfile.mkstemp(prefix=f".{stem}.", suffix=".tmp", dir=folder)
-        tmp = Path(tmp_name)
+        fd, tmp = locks.enter_context(locked_temp(folder, f".{stem}."))
         leftovers.append(tmp)
         with os.fdopen(fd, "wb") as raw:
             sink = _HashingWriter(cast(BinaryIO, raw))
@@ -651,8 +654,7 @@ def write_archive(
                 scrubber_version=scrubber_version,
                 manifest=clear,
             )
-            side_fd, side_name = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder)
-            side_tmp = Path(side_name)
+            side_fd, side_tmp = locks.enter_context(locked_temp(folder, f".{name}."))
             leftovers.append(side_tmp)
             with os.fdopen(side_fd, "wb") as out:
                 out.write(sidecar.to_bytes())
@@ -684,6 +686,7 @@ def write_archive(
         for path in leftovers:
             with contextlib.suppress(OSError):
                 path.unlink()
+        locks.close()
 
 
 # -------------------------------------------------------------------------------- verifying
