@@ -56,6 +56,7 @@ _LEGACY = ((".scrub-restore-", "config"), (".archive-redact-", "home"))
 class Leftover:
     path: Path
     what: str  # "restore staging (decrypted plaintext)", "archive temp file", ...
+    command: str  # the command that left it, and removes it at its next start
 
 
 # ------------------------------------------------------------------------------- the locks
@@ -179,8 +180,8 @@ def _journal(folder: Path) -> list[Path]:
 
 def _candidates(
     home: Path, config: Path | None, archives: Path | None, now: float
-) -> Iterator[tuple[Path, str, int | None]]:
-    """(path, what, lock descriptor to close) of every leftover no live process holds."""
+) -> Iterator[tuple[Leftover, int | None]]:
+    """(leftover, lock descriptor to close) of every leftover no live process holds."""
     for folder in _entries(home / STAGING):
         if not _is_dir(folder):
             continue
@@ -189,22 +190,24 @@ def _candidates(
             continue
         kind = folder.name.partition("-")[0]
         what = "restore staging (decrypted plaintext)" if kind == "restore" else "staging"
+        command = "restore" if kind == "restore" else "archive"
         for outside in _journal(folder):
             if os.path.lexists(outside):
-                yield outside, "half-restored temp file (plaintext)", None
-        yield folder, what, lock
+                yield Leftover(outside, "half-restored temp file (plaintext)", command), None
+        yield Leftover(folder, what, command), lock
     for prefix, where in _LEGACY:
         base = config if where == "config" else home
         if base is None:
             continue
+        command = "restore" if where == "config" else "archive"
         for folder in _entries(base):
             if folder.name.startswith(prefix) and _is_dir(folder):
-                yield folder, "staging of an older scrubber", None
+                yield Leftover(folder, "staging of an older scrubber", command), None
     if archives is not None:
         for temp in _archive_temps(archives):
             fd = _try_lock(temp)
             if fd is not None:
-                yield temp, "archive temp file", fd
+                yield Leftover(temp, "archive temp file", "archive"), fd
 
 
 def find_leftovers(
@@ -212,10 +215,10 @@ def find_leftovers(
 ) -> list[Leftover]:
     """What crashed commands left behind (for `doctor`): nothing is removed."""
     found = []
-    for path, what, fd in _candidates(home, config, archives, time.time()):
+    for item, fd in _candidates(home, config, archives, time.time()):
         if fd is not None:
             os.close(fd)
-        found.append(Leftover(path, what))
+        found.append(item)
     return found
 
 
@@ -225,16 +228,16 @@ def remove_leftovers(
     """Remove what crashed commands left behind, never what a live one holds; returns what
     went. Errors are skipped (the next run, or `doctor`, sees what is still there)."""
     removed = []
-    for path, what, fd in _candidates(home, config, archives, time.time()):
+    for item, fd in _candidates(home, config, archives, time.time()):
         try:
-            if _is_dir(path):
-                shutil.rmtree(path)
+            if _is_dir(item.path):
+                shutil.rmtree(item.path)
             else:
-                path.unlink()
+                item.path.unlink()
         except OSError:
             continue
         finally:
             if fd is not None:
                 os.close(fd)
-        removed.append(Leftover(path, what))
+        removed.append(item)
     return removed

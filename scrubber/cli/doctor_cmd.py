@@ -376,6 +376,36 @@ def check_cleanup(config: Path, home: Path, policy: Policy | None, now: datetime
     return checks
 
 
+def check_leftovers(config: Path, home: Path, policy: Policy | None) -> list[Check]:
+    """What killed commands left (issue 11): staging folders with decrypted plaintext, archive
+    temp files, half-written trash entries. Each command removes its own at its next start."""
+    from scrubber.archive.leftovers import find_leftovers
+    from scrubber.retention.trash_crash import find_crashed_trash
+
+    archives = policy.archive.destination_in(home) if policy is not None else None
+    checks = []
+    for item in find_leftovers(home, config=config, archives=archives):
+        checks.append(
+            Check(
+                "leftovers",
+                Level.WARN,
+                f"{item.path}: {item.what}, left by a killed `scrub {item.command}`",
+                f"the next `scrub {item.command}` removes it (or remove it yourself)",
+            )
+        )
+    for path in find_crashed_trash(home):
+        checks.append(
+            Check(
+                "leftovers",
+                Level.WARN,
+                f"{path}: a trash entry a killed retention run left half-written (no session "
+                "file in it)",
+                "the next `scrub retention --apply` removes it",
+            )
+        )
+    return checks or [Check("leftovers", Level.OK, "nothing left behind by a killed command")]
+
+
 def run_checks(env: Mapping[str, str], now: datetime) -> list[Check]:
     config = paths.config_dir(env)
     home = paths.scrub_home(env)
@@ -385,6 +415,7 @@ def run_checks(env: Mapping[str, str], now: datetime) -> list[Check]:
     checks += policy_checks
     checks += check_spool(home, now.timestamp())
     checks.append(check_worker(home))
+    checks += check_leftovers(config, home, policy)
     if config.is_dir():
         checks += check_cleanup(config, home, policy, now)
     record = installer.read_record(home)

@@ -25,6 +25,7 @@ from typing import Annotated, Any
 import typer
 
 from scrubber.archive.bundle import collect_bundle, content_digest
+from scrubber.archive.leftovers import remove_leftovers
 from scrubber.archive.store import archives_of, list_archives, sidecar_path, verify_archive
 from scrubber.cli import common
 from scrubber.cli.common import PolicyOption, human_size
@@ -632,6 +633,11 @@ def _run_retention(
     report: ApplyReport | None = None
     if apply:
         with retention_lock(facts.home):
+            # What a killed run left while it archived (issue 11); the trash is seen to by
+            # run_plan itself.
+            remove_leftovers(
+                facts.home, archives=facts.loaded.policy.archive.destination_in(facts.home)
+            )
             # Planned under the lock: what the plan saw is what this run acts on.
             plan, sessions = _plan(facts, rules, index)
             policy_pins = facts.loaded.policy.pins
