@@ -61,6 +61,7 @@ from scrubber.detection.rules import (
     supabase,
     telegram,
     twilio,
+    url_credentials,
     vault,
     xml_credentials,
 )
@@ -118,6 +119,7 @@ ALL_RULES: tuple[Detector, ...] = (
     *cli_password.RULES,
     *cli_flags.RULES,
     *xml_credentials.RULES,
+    *url_credentials.RULES,
     # Secrets recognised by their label.
     *dotenv.RULES,
     *labelled_secret.RULES,
