@@ -17,7 +17,7 @@ import stat
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -26,6 +26,7 @@ from typing import IO
 from scrubber import parallel, paths
 from scrubber.detection.context import ToolCall
 from scrubber.detection.detector import PLAIN
+from scrubber.detection.known_values import KnownValues, ValueIndex, ValueInfo
 from scrubber.detection.scan import FileScan, LineScan, SecretScanner
 from scrubber.errors import BusyError, InputError, ScrubberError, UsageError
 from scrubber.policy.model import ThinkingMode
@@ -44,6 +45,14 @@ from scrubber.transcript.jsonl import (
     iter_raw_lines,
     parse_line,
 )
+from scrubber.value_copies import (
+    CopyCounts,
+    has_copies,
+    note_scan,
+    rewrite_copies,
+    rewrite_line_copies,
+    session_of_path,
+)
 
 _BINARY_SNIFF = 8192
 _TEXT_BLOCK = 1 << 20
@@ -57,6 +66,8 @@ _LATE_SETTLE = 0.05
 _LATE_POLL = 0.005
 _LATE_WATCH_MAX = 1.0
 _TMP_SUFFIX = ".scrub-tmp"  # in-place temp files: `.<name>.<random>.scrub-tmp` beside the file
+# A copy's first pass, beside its destination until every file of its session was redacted.
+_PENDING_SUFFIX = ".scrub-pending"
 
 
 class FileKind(StrEnum):
@@ -80,6 +91,17 @@ class FileRedaction:
     problems: list[tuple[int, str]] = field(default_factory=list)
     folded_tail_bytes: int = 0  # bytes appended by another writer during an in-place rewrite
     skipped: str | None = None  # why the file was not written
+    # The values its detectors found, for the pass over their copies (value_copies.py): in
+    # memory only, while the run needs them (emptied before the result is handed back).
+    values: KnownValues = field(default_factory=KnownValues, repr=False, compare=False)
+    # Known values whose copies are replaced line by line as they are redacted (the tail an
+    # in-place rewrite folds in after its pass over copies).
+    inline: ValueIndex | None = field(default=None, repr=False, compare=False)
+
+    def add_copies(self, counts: CopyCounts) -> None:
+        self.lines_changed += counts.lines_changed
+        self.replaced += counts.replaced
+        self.by_kind.update(counts.by_kind)
 
 
 def classify_file(path: Path) -> FileKind:
@@ -101,9 +123,27 @@ def _redact_line(
     redact_thinking: bool,
 ) -> bytes:
     new = _changed_line(raw, file_scan, result, redact_thinking=redact_thinking)
+    if result.inline is not None:
+        new = _inline_copies(raw, new, result, redact_thinking)
     if new is None:
         return raw.to_bytes()
     return new + b"\n" if raw.terminated else new
+
+
+def _inline_copies(
+    raw: RawLine, new: bytes | None, result: FileRedaction, redact_thinking: bool
+) -> bytes | None:
+    assert result.inline is not None  # noqa: S101 - the caller's check
+    data = raw.data if new is None else new
+    counts = CopyCounts()
+    scope = session_of_path(result.source)
+    out = rewrite_line_copies(data, result.inline, scope, counts, redact_thinking=redact_thinking)
+    if out == data:
+        return new
+    if new is not None:
+        counts.lines_changed = 0  # counted once, by the first pass
+    result.add_copies(counts)
+    return out
 
 
 def _changed_line(
@@ -122,6 +162,7 @@ def _changed_line(
         result.problems.append((raw.number, str(scan.line.problem)))
     if not scan.leaves:
         return None
+    note_scan(result.values, scan, session_of_path(result.source))
     new = _apply(scan, result, redact_thinking=redact_thinking)
     if new == raw.data:
         return None
@@ -182,6 +223,11 @@ def redact_text(text: str, scanner: SecretScanner, result: FileRedaction) -> str
     found = scanner.scan_text(text, PLAIN)
     if not found:
         return text
+    scope = session_of_path(result.source) or str(result.source)
+    for item in found:
+        hit = item.hit
+        info = ValueInfo(hit.kind, hit.detector, item.fingerprint, item.prefix)
+        result.values.add(text[hit.start : hit.end], info, scope)
     result.replaced += len(found)
     result.by_kind.update(item.hit.kind for item in found)
     return replace_spans(text, sorted((f.hit.start, f.hit.end, f.placeholder) for f in found))
@@ -226,7 +272,60 @@ def redact_copy(
     *,
     thinking: ThinkingMode = ThinkingMode.REDACT,
 ) -> FileRedaction:
-    """Write a redacted copy of `source` at `dest` (0600, source's mtime), atomically."""
+    """Write a redacted copy of `source` at `dest` (0600, source's mtime), atomically; every
+    copy of a value found in it is redacted too. For several files of a session, see
+    `redact_copies` (a value found in one file reaches the others)."""
+    [result] = redact_copies([(source, dest)], scanner, thinking=thinking)
+    return result
+
+
+def redact_copies(
+    pairs: Sequence[tuple[Path, Path]],
+    scanner: SecretScanner,
+    *,
+    thinking: ThinkingMode = ThinkingMode.REDACT,
+    known: KnownValues | None = None,
+    env: Mapping[str, str] | None = None,
+) -> list[FileRedaction]:
+    """Redacted copies of (source, dest) pairs, in order. A value a detector found in any of
+    them is redacted wherever else its session (see `session_of_path`) holds it: each copy is
+    first written to a temp file beside its destination, and published once every file was
+    redacted, after a pass over the copies the first pass missed. `known`: values found
+    elsewhere (for their sessions), updated with those found here."""
+    values = KnownValues() if known is None else known
+    redact_thinking = thinking is ThinkingMode.REDACT
+    results: list[FileRedaction] = []
+    pending: list[tuple[FileRedaction, Path, int]] = []
+    try:
+        for source, dest in pairs:
+            result, temp, mtime_ns = _first_pass(source, dest, scanner, redact_thinking)
+            results.append(result)
+            values.update(result.values)
+            result.values = KnownValues()
+            if temp is not None:
+                pending.append((result, temp, mtime_ns))
+        index = values.index(_engine(env))
+        while pending:
+            result, temp, mtime_ns = pending[0]
+            _publish(result, temp, mtime_ns, index, redact_thinking)
+            pending.pop(0)
+    finally:
+        for _, temp, _ in pending:
+            with contextlib.suppress(FileNotFoundError):
+                temp.unlink()
+    return results
+
+
+def _engine(env: Mapping[str, str] | None) -> str:
+    env = os.environ if env is None else env
+    return env.get("SCRUB_PREFILTER", "auto") or "auto"
+
+
+def _first_pass(
+    source: Path, dest: Path, scanner: SecretScanner, redact_thinking: bool
+) -> tuple[FileRedaction, Path | None, int]:
+    """Redact `source` into a 0600 temp file beside `dest` (None when nothing is to be
+    written), with the source's mtime."""
     if source.is_symlink():
         raise InputError(f"{source}: is a symbolic link; not followed")
     try:
@@ -236,13 +335,18 @@ def redact_copy(
     result = FileRedaction(source, dest, kind)
     if kind is FileKind.BINARY:
         result.skipped = "binary file: cannot be redacted, not copied"
-        return result
+        return result, None, 0
     if _same_file(source, dest):
         raise UsageError(f"{dest}: the output would overwrite the input; use --in-place for that")
+    temp: Path | None = None
     try:
         source_stat = source.stat()
         paths.ensure_private_dir(dest.parent)
-        redact_thinking = thinking is ThinkingMode.REDACT
+        fd, name = tempfile.mkstemp(
+            prefix=f".{dest.name}.", suffix=_PENDING_SUFFIX, dir=dest.parent
+        )
+        os.close(fd)
+        temp = Path(name)
         jobs = parallel.scan_jobs(source_stat.st_size) if kind is FileKind.TRANSCRIPT else 1
         with source.open("rb", buffering=IO_BUFFER) as stream:
             if jobs > 1:
@@ -256,21 +360,61 @@ def redact_copy(
             else:
                 chunks = redact_text_stream(stream, scanner, result)
             atomic_write(
-                dest,
+                temp,
                 chunks,
                 mode=0o600,
                 mtime_ns=source_stat.st_mtime_ns,
                 sync_every=_SYNC_EVERY if jobs > 1 else None,
             )
-    except FileNotFoundError:
-        raise InputError(f"{source}: vanished while it was being read; nothing written") from None
+    except BaseException as exc:
+        if temp is not None:
+            with contextlib.suppress(FileNotFoundError):
+                temp.unlink()
+        if isinstance(exc, FileNotFoundError):
+            raise InputError(
+                f"{source}: vanished while it was being read; nothing written"
+            ) from None
+        if isinstance(exc, OSError):
+            raise _write_error(exc, dest) from None
+        raise
+    return result, temp, source_stat.st_mtime_ns
+
+
+def _write_error(exc: OSError, dest: Path) -> ScrubberError:
+    where = dest if exc.filename in (None, str(dest)) else Path(exc.filename)
+    return ScrubberError(
+        f"cannot write {where}: {exc.strerror}; nothing was written",
+        "check free space and permissions of the output folder",
+    )
+
+
+def _publish(
+    result: FileRedaction, temp: Path, mtime_ns: int, index: ValueIndex, redact_thinking: bool
+) -> None:
+    """Move a first pass's temp file to its destination, with the copies of known values it
+    still holds redacted on the way (a second atomic write, of those lines only changed)."""
+    assert result.dest is not None  # noqa: S101 - copies always have one
+    dest = result.dest
+    is_jsonl = result.kind is FileKind.TRANSCRIPT
+    scope = session_of_path(result.source)
+    try:
+        with temp.open("rb", buffering=IO_BUFFER) as stream:
+            dirty = bool(index) and has_copies(stream, index, is_jsonl, scope)
+            if dirty:
+                stream.seek(0)
+                counts = CopyCounts()
+                chunks = rewrite_copies(
+                    stream, index, is_jsonl, scope, counts, redact_thinking=redact_thinking
+                )
+                atomic_write(dest, chunks, mode=0o600, mtime_ns=mtime_ns)
+                result.add_copies(counts)
+        if dirty:
+            temp.unlink()
+        else:
+            temp.replace(dest)
+            fsync_dir(dest.parent)
     except OSError as exc:
-        where = dest if exc.filename in (None, str(dest)) else Path(exc.filename)
-        raise ScrubberError(
-            f"cannot write {where}: {exc.strerror}; nothing was written",
-            "check free space and permissions of the output folder",
-        ) from None
-    return result
+        raise _write_error(exc, dest) from None
 
 
 @dataclass(slots=True)
@@ -342,6 +486,7 @@ def _redact_transcript_in_parts(
             result.replaced += counts.replaced
             result.left_in_thinking += counts.left_in_thinking
             result.by_kind.update(counts.by_kind)
+            result.values.update(counts.values)
             result.problems.extend((n + before, problem) for n, problem in counts.problems)
             file_scan = None
             with part_path.open("rb") as redacted:
@@ -408,6 +553,9 @@ def redact_in_place(
     path: Path,
     scanner: SecretScanner,
     lock_dir: Path,
+    *,
+    known: KnownValues | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> FileRedaction:
     """Rewrite `path` with its secrets replaced; thinking text is never touched (reported).
 
@@ -426,7 +574,8 @@ def redact_in_place(
     with file_lock(lock_dir, path):
         _remove_stale_temps(path)
         try:
-            return _rewrite_locked(path, scanner, result)
+            values = KnownValues() if known is None else known
+            return _rewrite_locked(path, scanner, result, values, _engine(env))
         except FileNotFoundError:
             raise InputError(f"{path}: vanished during the rewrite; nothing changed") from None
         except OSError as exc:
@@ -436,6 +585,8 @@ def redact_in_place(
                 f"cannot rewrite {path}: {exc.strerror or type(exc).__name__}; nothing changed",
                 "check free space and permissions of the transcript's folder",
             ) from None
+        finally:
+            result.inline = None
 
 
 def _remove_stale_temps(path: Path) -> None:
@@ -447,24 +598,33 @@ def _remove_stale_temps(path: Path) -> None:
             stale.unlink()
 
 
-def _rewrite_locked(path: Path, scanner: SecretScanner, result: FileRedaction) -> FileRedaction:
-    import tempfile
-
+def _rewrite_locked(
+    path: Path, scanner: SecretScanner, result: FileRedaction, known: KnownValues, engine: str
+) -> FileRedaction:
     folder = path.parent
     with path.open("rb", buffering=IO_BUFFER) as original:
         st = os.fstat(original.fileno())
         fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=_TMP_SUFFIX, dir=folder)
         tmp = Path(tmp_name)
         try:
-            with os.fdopen(fd, "wb", buffering=IO_BUFFER) as out:
+            with contextlib.ExitStack() as outs:
+                out: IO[bytes] = outs.enter_context(os.fdopen(fd, "wb", buffering=IO_BUFFER))
                 # The mode and owner first: the last fsync below makes them durable too, and
                 # nothing is left to do between the last look at the file and the rename.
-                os.fchmod(out.fileno(), stat.S_IMODE(st.st_mode))
-                with contextlib.suppress(PermissionError):
-                    os.fchown(out.fileno(), st.st_uid, st.st_gid)
+                _own_like(out, st)
                 file_scan = scanner.new_file_scan()
                 done = _copy_redacted(original, out, 0, 1, scanner, result, file_scan, result.kind)
                 main_pass_end = done
+                # Copies of known values the pass missed (one found later in this file, or in
+                # another file of the session): the temp file is rewritten, before any tail is
+                # folded in; the tail's lines get the same treatment line by line.
+                known.update(result.values)
+                index = known.index(engine)
+                if index:
+                    result.inline = index
+                    swapped = _without_copies(out, tmp, st, index, result, outs)
+                    if swapped is not None:
+                        out, tmp = swapped
                 # Fold in what was appended meanwhile, until the size holds still. The fsync
                 # comes before the last look (it can take long enough for more lines to
                 # arrive), so that only a moment separates the last look from the rename:
@@ -542,6 +702,90 @@ def _rewrite_locked(path: Path, scanner: SecretScanner, result: FileRedaction) -
         result.folded_tail_bytes += done - late_start
         fsync_dir(folder)
     return result
+
+
+def _own_like(out: IO[bytes], st: os.stat_result) -> None:
+    os.fchmod(out.fileno(), stat.S_IMODE(st.st_mode))
+    with contextlib.suppress(PermissionError):
+        os.fchown(out.fileno(), st.st_uid, st.st_gid)
+
+
+def _without_copies(
+    out: IO[bytes],
+    tmp: Path,
+    st: os.stat_result,
+    index: ValueIndex,
+    result: FileRedaction,
+    outs: contextlib.ExitStack,
+) -> tuple[IO[bytes], Path] | None:
+    """When the temp file holds copies of known values, a new temp file without them (same
+    mode and owner; the old one removed), and its handle, open for the tail; else None.
+    Thinking text is left as it is (signed)."""
+    out.flush()
+    is_jsonl = result.kind is FileKind.TRANSCRIPT
+    scope = session_of_path(result.source)
+    with tmp.open("rb", buffering=IO_BUFFER) as written:
+        if not has_copies(written, index, is_jsonl, scope):
+            return None
+        written.seek(0)
+        fd, name = tempfile.mkstemp(
+            prefix=f".{result.source.name}.", suffix=_TMP_SUFFIX, dir=tmp.parent
+        )
+        new_tmp = Path(name)
+        try:
+            new_out = outs.enter_context(os.fdopen(fd, "wb", buffering=IO_BUFFER))
+            _own_like(new_out, st)
+            counts = CopyCounts()
+            for chunk in rewrite_copies(
+                written, index, is_jsonl, scope, counts, redact_thinking=False
+            ):
+                new_out.write(chunk)
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                new_tmp.unlink()
+            raise
+    tmp.unlink()
+    result.add_copies(counts)
+    return new_out, new_tmp
+
+
+def redact_files_in_place(
+    files: Sequence[Path],
+    scanner: SecretScanner,
+    lock_dir: Path,
+    *,
+    known: KnownValues | None = None,
+    env: Mapping[str, str] | None = None,
+) -> list[FileRedaction]:
+    """`redact_in_place` for each file, in order, with the values found in any of them (and
+    in `known`, updated) redacted wherever else their session holds them: a file rewritten
+    before a value was found in a later one is looked at again (a search; rewritten only when
+    it holds a copy)."""
+    values = KnownValues() if known is None else known
+    results: list[FileRedaction] = []
+    seen_at: list[int] = []  # how many values were known when each file was rewritten
+    for path in files:
+        result = redact_in_place(path, scanner, lock_dir, known=values, env=env)
+        result.values = KnownValues()
+        results.append(result)
+        seen_at.append(len(values))
+    index = values.index(_engine(env))
+    for i, (path, result) in enumerate(zip(files, results, strict=True)):
+        if seen_at[i] == len(values) or result.skipped or not index:
+            continue
+        is_jsonl = result.kind is FileKind.TRANSCRIPT
+        try:
+            with path.open("rb", buffering=IO_BUFFER) as stream:
+                if not has_copies(stream, index, is_jsonl, session_of_path(path)):
+                    continue
+        except OSError:
+            continue  # gone meanwhile: its own rewrite already reported what it did
+        again = redact_in_place(path, scanner, lock_dir, known=values, env=env)
+        result.lines_changed += again.lines_changed
+        result.replaced += again.replaced
+        result.by_kind.update(again.by_kind)
+        result.folded_tail_bytes += again.folded_tail_bytes
+    return results
 
 
 def _copy_redacted(

@@ -11,8 +11,9 @@ rewritten (string leaves only, never a protected field).
 from __future__ import annotations
 
 import bisect
+from collections import Counter
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
@@ -30,6 +31,13 @@ from scrubber.detection.known_values import (
 )
 from scrubber.detection.placeholder import make_placeholder
 from scrubber.detection.scan import LineScan
+from scrubber.errors import ScrubberError
+from scrubber.redaction.rewrite import (
+    RewriteError,
+    replace_spans,
+    rewrite_json_line,
+    rewrite_text_line,
+)
 from scrubber.transcript.jsonl import RawLine, json_loads_for_strings, parse_line
 
 FINGERPRINT_SHOWN = 16  # as in pipeline.py: the hex digits of a fingerprint a report shows
@@ -66,7 +74,7 @@ def is_binary(path: Path) -> bool:
 
 
 def scope_of(session_id: str | None, path: Path) -> Scope:
-    return session_id or str(path)
+    return session_id or session_of_path(path) or str(path)
 
 
 def jsonl_copies(block: Block, index: ValueIndex, scope: Scope | None) -> Iterator[LineCopies]:
@@ -216,26 +224,16 @@ def _findings(
 
 @dataclass(slots=True)
 class CopyCounts:
-    """What a redaction's second pass replaced (no values)."""
+    """What a redaction's pass over copies replaced (no values)."""
 
     lines_changed: int = 0
     replaced: int = 0
-    left_in_thinking: int = 0
-    kinds: list[str] | None = None
-
-    def add_kind(self, kind: str) -> None:
-        if self.kinds is None:
-            self.kinds = []
-        self.kinds.append(kind)
-
-
-def placeholder_of(index: ValueIndex, number: int) -> str:
-    info = index.info(number)
-    return make_placeholder(info.kind, info.fingerprint)
+    by_kind: Counter[str] = field(default_factory=Counter)
 
 
 def has_copies(stream: IO[bytes], index: ValueIndex, is_jsonl: bool, scope: Scope | None) -> bool:
-    """Whether a redacted file still holds a copy of a known value (its first pass missed)."""
+    """Whether a redacted file still holds a copy of a known value (its first pass missed
+    it). Thinking text counts: a caller that may not edit it rewrites nothing there."""
     for block in blocks(stream, index):
         if not block.candidates:
             continue
@@ -245,3 +243,125 @@ def has_copies(stream: IO[bytes], index: ValueIndex, is_jsonl: bool, scope: Scop
         elif scope is not None and text_copies(block, index, scope):
             return True
     return False
+
+
+def rewrite_copies(
+    stream: IO[bytes],
+    index: ValueIndex,
+    is_jsonl: bool,
+    scope: Scope | None,
+    counts: CopyCounts,
+    *,
+    redact_thinking: bool,
+) -> Iterator[bytes]:
+    """A file's bytes with every copy of a known value replaced by its placeholder: only the
+    lines holding one change, only in string leaves (never a protected field, nor JSON
+    structure); thinking text only when `redact_thinking`."""
+    for block in blocks(stream, index):
+        if not block.candidates:
+            yield block.data
+            continue
+        data = block.data
+        if not is_jsonl:
+            yield _rewrite_text_block(block, index, scope, counts)
+            continue
+        cursor = 0
+        for line in jsonl_copies(block, index, scope):
+            old = data[line.start : line.end]
+            new = _rewrite_line(old, line, index, counts, redact_thinking)
+            if new != old:
+                counts.lines_changed += 1
+                yield data[cursor : line.start]
+                yield new
+                cursor = line.end
+        yield data[cursor:]
+
+
+def rewrite_line_copies(
+    data: bytes,
+    index: ValueIndex,
+    scope: Scope | None,
+    counts: CopyCounts,
+    *,
+    redact_thinking: bool,
+) -> bytes:
+    """One JSONL line (without its newline) with its copies of known values replaced."""
+    block = Block(data, 1, index.line_candidates(data))
+    for line in jsonl_copies(block, index, scope):
+        new = _rewrite_line(data, line, index, counts, redact_thinking)
+        if new != data:
+            counts.lines_changed += 1
+        return new
+    return data
+
+
+def _rewrite_line(
+    old: bytes, line: LineCopies, index: ValueIndex, counts: CopyCounts, redact_thinking: bool
+) -> bytes:
+    edits: dict[str | None, list[tuple[int, int, str]]] = {}
+    for copy in line.copies:
+        if copy.in_thinking and not redact_thinking:
+            continue  # signed: an in-place rewrite never edits it
+        edits.setdefault(copy.pointer, []).append(
+            (copy.start, copy.end, placeholder_of(index, copy.value))
+        )
+        counts.replaced += 1
+        counts.by_kind[index.info(copy.value).kind] += 1
+    if not edits:
+        return old
+    try:
+        if line.record is None:
+            return rewrite_text_line(old, sorted(edits.get(None, [])))
+        return rewrite_json_line(old, {p: sorted(e) for p, e in edits.items() if p is not None})
+    except RewriteError as exc:
+        raise ScrubberError(
+            f"line {line.number}: could not rewrite the line in place ({exc.message})"
+        ) from None
+
+
+def _rewrite_text_block(
+    block: Block, index: ValueIndex, scope: Scope | None, counts: CopyCounts
+) -> bytes:
+    if scope is None:
+        return block.data
+    wanted = {n for _, _, numbers in block.candidates for n in numbers if scope in index.scopes(n)}
+    text = block.data.decode("utf-8", errors="surrogateescape")
+    found = index.find(text, wanted) if wanted else []
+    if not found:
+        return block.data
+    for _, _, n in found:
+        counts.replaced += 1
+        counts.by_kind[index.info(n).kind] += 1
+    new = replace_spans(text, [(s, e, placeholder_of(index, n)) for s, e, n in found])
+    counts.lines_changed += len({text.count("\n", 0, s) for s, _, _ in found})
+    return new.encode("utf-8", errors="surrogateescape")
+
+
+def placeholder_of(index: ValueIndex, number: int) -> str:
+    info = index.info(number)
+    return make_placeholder(info.kind, info.fingerprint)
+
+
+def session_of_path(path: Path) -> Scope | None:
+    """The session a file of a config dir belongs to, from where it sits (the session bundle's
+    layout: `projects/<p>/<id>.jsonl`, `projects/<p>/<id>/…`, `file-history/<id>/…`,
+    `session-env/<id>/…`, `debug/<id>.txt`); None for history.jsonl (each of its lines names
+    its own session); else the file is a scope of its own."""
+    if path.name == "history.jsonl":
+        return None
+    parts = path.parts
+    last = len(parts) - 1
+    for i in range(last - 1, -1, -1):
+        part = parts[i]
+        if part == "projects" and i + 2 <= last:
+            item = parts[i + 2]
+            if i + 2 < last:
+                return item
+            if item.endswith(".jsonl") and not item.startswith("agent-"):
+                return item[: -len(".jsonl")]
+            break
+        if part in ("file-history", "session-env") and i + 1 < last:
+            return parts[i + 1]
+        if part == "debug" and i + 1 == last and path.suffix == ".txt":
+            return path.stem
+    return str(path)
