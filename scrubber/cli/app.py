@@ -117,11 +117,30 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit(done.exit_code) from None
     except SystemExit:
         raise
-    except Exception as error:
+    except OSError as error:
+        from scrubber.cli.os_errors import os_error_as_scrubber_error
+
+        told = os_error_as_scrubber_error(error)
+        if told is None:
+            _internal(error)
         if os.environ.get("SCRUB_DEBUG"):
             traceback.print_exc()
-        # The type only: an exception's text might quote input, and input may hold secrets.
-        sys.stderr.write(
-            f"scrub: internal error ({type(error).__name__}); rerun with SCRUB_DEBUG=1 for details\n"
-        )
-        raise SystemExit(int(ExitCode.RUNTIME)) from None
+        fail(told)
+    except OverflowError:
+        from scrubber.cli.os_errors import overflow_as_scrubber_error
+
+        if os.environ.get("SCRUB_DEBUG"):
+            traceback.print_exc()
+        fail(overflow_as_scrubber_error())
+    except Exception as error:
+        _internal(error)
+
+
+def _internal(error: BaseException) -> NoReturn:
+    if os.environ.get("SCRUB_DEBUG"):
+        traceback.print_exc()
+    # The type only: an exception's text might quote input, and input may hold secrets.
+    sys.stderr.write(
+        f"scrub: internal error ({type(error).__name__}); rerun with SCRUB_DEBUG=1 for details\n"
+    )
+    raise SystemExit(int(ExitCode.RUNTIME)) from None

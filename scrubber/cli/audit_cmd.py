@@ -14,7 +14,7 @@ from typing import Annotated
 import typer
 
 from scrubber.cli import common
-from scrubber.cli.common import PolicyOption
+from scrubber.cli.common import PolicyOption, refuse_special_file
 from scrubber.cli.progress import ProgressLine
 from scrubber.cli.render import render_json, render_sarif, render_text
 from scrubber.errors import ExitCode, UsageError
@@ -134,6 +134,7 @@ def register(app: typer.Typer) -> None:
                 # redact; the pipeline's InputError (exit 3) is for files that vanish mid-run.
                 if not given.exists() and not given.is_symlink():
                     raise UsageError(f"{given}: no such file or folder")
+                refuse_special_file(given, "audited")
             targets = targets_from_paths(paths_)
         else:
             config = common.config_dir()

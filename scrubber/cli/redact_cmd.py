@@ -12,7 +12,7 @@ import typer
 
 from scrubber import paths
 from scrubber.cli import common
-from scrubber.cli.common import PolicyOption
+from scrubber.cli.common import PolicyOption, refuse_special_file
 from scrubber.errors import ExitCode, InputError, UsageError
 from scrubber.pipeline import build_scanner
 from scrubber.policy.model import ThinkingMode
@@ -75,6 +75,9 @@ def _files_under(path: Path) -> list[Path]:
             sys.stderr.write(f"scrub: skipped symbolic link {item} (not followed)\n")
         elif item.is_file():
             found.append(item)
+        elif not item.is_dir():
+            kind = paths.file_type_name(item.lstat().st_mode)
+            sys.stderr.write(f"scrub: skipped {item}: is {kind}, not a regular file\n")
     return found
 
 
@@ -233,7 +236,14 @@ def register(app: typer.Typer) -> None:
                     raise InputError(f"{given}: is a symbolic link; name the file it points to")
                 if not given.exists():
                     raise UsageError(f"{given}: no such file or folder")
-                sources.extend(_files_under(given))
+                refuse_special_file(given, "redacted")
+                found = _files_under(given)
+                if not found:
+                    raise UsageError(
+                        f"{given}: holds no regular file to redact; nothing written",
+                        "name transcripts or folders that hold them",
+                    )
+                sources.extend(found)
             roots = [config] + [p if p.is_dir() else p.parent for p in paths_]
         elif session or all_:
             if not config.is_dir():

@@ -15,7 +15,7 @@ plain strings; a test keeps the two in step.
 from __future__ import annotations
 
 # os.path, not pathlib, throughout: importing pathlib costs this module more than its work.
-# ruff: noqa: PTH111, PTH116, PTH117, PTH118, PTH123
+# ruff: noqa: PTH111, PTH116, PTH117, PTH118
 import os
 import sys
 
@@ -123,10 +123,27 @@ def loads(data: bytes) -> Any:
 def read_json(path: str) -> Any:
     """A JSON file's value, or None when it is missing or unreadable."""
     try:
-        with open(path, "rb") as handle:
+        # Our own file: a link or a FIFO planted there is not read (a FIFO would block the
+        # status line); O_NONBLOCK makes the open return at once, fstat says what it is.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        if not _is_regular(os.fstat(fd).st_mode):
+            return None
+        os.set_blocking(fd, True)
+        with os.fdopen(fd, "rb") as handle:
+            fd = -1
             return loads(handle.read())
     except (OSError, ValueError):
         return None
+    finally:
+        if fd >= 0:
+            os.close(fd)
+
+
+def _is_regular(mode: int) -> bool:
+    return mode & 0o170000 == 0o100000  # S_ISREG, without importing stat
 
 
 # -- the state and its rendering ------------------------------------------------------------

@@ -34,6 +34,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import stat
 import sys
 import time
 from collections.abc import Mapping, Sequence
@@ -345,7 +346,7 @@ class IncrementalScan:
         from scrubber.transcript.jsonl import iter_raw_lines
 
         stamp = _stamp(self.home)
-        with transcript.open("rb") as stream:
+        with paths.open_regular(transcript) as stream:  # a FIFO must not hang the scan
             st = os.fstat(stream.fileno())
             if state is not None and _unchanged(state, st, stamp):
                 return state, False
@@ -487,8 +488,8 @@ def run_background_scan(
         while True:
             try:
                 state, changed = scan.step(transcript, state, budget=step_budget)
-            except FileNotFoundError:
-                return state  # the transcript (or the whole config dir) is gone
+            except (FileNotFoundError, paths.NotRegularFileError):
+                return state  # the transcript (or the whole config dir) is gone, or not a file
             now = time.monotonic()
             if changed:
                 save_state(where, state)
@@ -570,6 +571,8 @@ def status_segment(
         st = transcript.stat()
     except OSError:
         return ""  # no transcript yet: early in a session
+    if not stat.S_ISREG(st.st_mode):
+        return ""  # a FIFO or a device is no transcript: reading it could block forever
     if state is not None and _unchanged(state, st, _stamp(home)):
         return render(state, color=color)
     if inline:

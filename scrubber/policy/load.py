@@ -100,7 +100,7 @@ def _load_file(path: Path, source: PolicySource, env: Mapping[str, str]) -> Load
 
 def _read_text(path: Path, source: PolicySource) -> str:
     try:
-        with path.open("rb") as handle:
+        with paths.open_regular(path) as handle:  # a FIFO must not hang every command
             data = handle.read(MAX_POLICY_BYTES + 1)
     except FileNotFoundError:
         hint = {
@@ -110,6 +110,8 @@ def _read_text(path: Path, source: PolicySource) -> str:
         raise ConfigError(f"{path}: policy file not found", hint) from None
     except IsADirectoryError:
         raise ConfigError(f"{path}: is a folder, expected a policy file") from None
+    except paths.NotRegularFileError as error:
+        raise ConfigError(f"{path}: is {error.kind}, expected a policy file; not read") from None
     except OSError as error:
         raise ConfigError(f"{path}: cannot read the policy file ({error.strerror})") from None
     if len(data) > MAX_POLICY_BYTES:

@@ -23,10 +23,12 @@ from scrubber import paths
 
 POLICY_VERSION = 1
 
-# Upper bound for every count of days: `timedelta(days=...)` overflows past 999,999,999, and
-# `--take-over-cleanup` may copy a very large cleanupPeriodDays into the policy, so the bound is
-# generous rather than tight.
-MAX_DAYS = 1_000_000
+# Upper bound for every count of days. `now - timedelta(days=N)` leaves what a datetime holds
+# (year 1) once N passes about 739,000, so the old bound of 1,000,000 ended retention in an
+# OverflowError. 100,000 days (about 274 years) keeps every date sum in range while still
+# accepting 99999, the usual "never" workaround for cleanupPeriodDays, which
+# `--take-over-cleanup` copies into the policy and sets itself (installer.TAKE_OVER_DAYS).
+MAX_DAYS = 100_000
 
 # An age X25519 recipient is the Bech32 encoding of a 32-byte key with HRP "age": "age1" plus 52
 # data characters and a 6-character checksum, 62 in all (C2SP age spec, "X25519 recipient type").

@@ -67,7 +67,10 @@ def read_pins(home: Path) -> tuple[PinRecord, ...]:
     """The pins recorded by `scrub pin`. Raises ConfigError when the file is unreadable."""
     path = pins_file(home)
     try:
-        with path.open("rb") as handle:
+        if not paths.check_private_dir(path.parent, home):
+            return ()
+        # Our own file: never a link, never a FIFO (which would block every command).
+        with paths.open_regular(path, follow=False) as handle:
             data = handle.read(_MAX_PINS_BYTES + 1)
     except FileNotFoundError:
         return ()

@@ -20,7 +20,8 @@ from itertools import pairwise
 from types import MappingProxyType
 from typing import Protocol
 
-from scrubber.policy.model import Pins, RetentionPolicy
+from scrubber.errors import UsageError
+from scrubber.policy.model import MAX_DAYS, Pins, RetentionPolicy
 from scrubber.retention.rules import (
     KEEP_RULES,
     WARNING_REASONS,
@@ -82,6 +83,17 @@ class Periods:
 
     default: int
     by_cwd: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
+
+    def __post_init__(self) -> None:
+        # The policy and the settings reader bound their values already; `--days` comes here
+        # as typed, and a period past MAX_DAYS makes `now - period` leave the datetime range.
+        for days in (self.default, *self.by_cwd.values()):
+            if days > MAX_DAYS:
+                raise UsageError(
+                    f"a retention period of {days} days is too large (at most {MAX_DAYS}, "
+                    "about 274 years)",
+                    f"give --days (or retention.days) {MAX_DAYS} or less",
+                )
 
     def days_for(self, cwd: str | None) -> int:
         if cwd is None:

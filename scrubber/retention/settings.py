@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 
+from scrubber import paths
 from scrubber.errors import ConfigError
 from scrubber.policy.model import MAX_DAYS
 from scrubber.retention.plan import Periods
@@ -88,8 +89,13 @@ def read_cleanup_setting(path: Path) -> int | None:
     if not _exists(path):
         return None
     try:
-        with path.open("rb") as handle:
+        with paths.open_regular(path) as handle:  # a FIFO must not hang retention
             data = handle.read(_MAX_SETTINGS_BYTES + 1)
+    except paths.NotRegularFileError as error:
+        raise ConfigError(
+            f"{path}: is {error.kind}, not a Claude Code settings file; retention paused",
+            _PAUSE_HINT,
+        ) from None
     except OSError as error:
         raise ConfigError(
             f"{path}: cannot read Claude Code settings ({error.strerror}); retention paused",

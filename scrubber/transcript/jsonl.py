@@ -19,6 +19,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import IO, Any
 
+from scrubber.paths import open_regular
+
 JsonLoads = Callable[[bytes], Any]
 
 # The buffer for reading and writing transcripts: lines average a few KB and run to MBs, and
@@ -158,7 +160,7 @@ def parse_line(raw: RawLine, loads: JsonLoads | None = None) -> Line:
 
 def read_lines(path: Path, *, loads: JsonLoads | None = None) -> Iterator[Line]:
     """Stream the parsed lines of a JSONL file."""
-    with path.open("rb", buffering=IO_BUFFER) as stream:
+    with open_regular(path) as stream:  # a FIFO is refused, never waited on
         for raw in iter_raw_lines(stream):
             yield parse_line(raw, loads)
 
@@ -217,8 +219,12 @@ def atomic_write(
         if mtime_ns is not None:
             os.utime(tmp, ns=(mtime_ns, mtime_ns))
         tmp.replace(path)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):
             tmp.unlink()
+        if isinstance(exc, OSError) and exc.filename is None and exc.errno is not None:
+            # A failed write() names no file ("No space left on device"): name the one we
+            # were writing, so that the message a user sees says where.
+            raise OSError(exc.errno, exc.strerror, str(path)) from exc
         raise
     fsync_dir(folder)

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from scrubber.errors import UsageError
-from scrubber.paths import file_history_dir, projects_dir
+from scrubber.paths import file_history_dir, open_regular, projects_dir
 from scrubber.transcript.jsonl import json_loads
 from scrubber.transcript.records import Record, parse_timestamp
 
@@ -217,7 +217,7 @@ def read_metadata(path: Path) -> TranscriptMetadata:
         elif kind == "tag":
             tags.update(dict.fromkeys(record.tags))
 
-    with path.open("rb") as stream:
+    with open_regular(path) as stream:  # swapped for a FIFO since the listing: never block
         whole: bytes | None = None
         for count, block in enumerate(_line_blocks(stream)):
             whole = block if count == 0 else None
