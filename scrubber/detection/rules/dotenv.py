@@ -33,6 +33,7 @@ from typing import AnyStr
 from scrubber.detection.detector import PLAIN, ScanContext
 from scrubber.detection.finding import Hit
 from scrubber.detection.gates import QUOTE_RAW, Gate
+from scrubber.detection.rules.credential_pairs import companions_near
 from scrubber.detection.rules.values import (
     has_char_classes,
     is_filler,
@@ -520,7 +521,9 @@ def accept_value(
     if found.prose_follows and is_pure_identifier(value):
         return False  # `"pwd: expected bytes, got …"`, `# 2nd pass: check if …`
     if _looks_like_sentence(value):
-        return context.sensitive and found.quoted and strength is Strength.STRONG
+        if context.sensitive:
+            return found.quoted and strength is Strength.STRONG
+        return strength is Strength.STRONG and _quoted_passphrase(value, name, found)
     if context.sensitive:
         return True
     if _JOINED_WORDS.match(value) and not any(
@@ -556,11 +559,32 @@ def accept_value(
     return True
 
 
-def _bare_key_value(value: str) -> bool:
-    """A value a lone `key =` may hold as a credential: no file name or path (`key=a/b.txt`)."""
-    if "." in value or value.count("/") > 3:
+def _quoted_passphrase(value: str, name: str, found: AssignedValue) -> bool:
+    """A passphrase of a few words assigned in code (`password = "correct horse staple"`), not a
+    UI string (`password = "Enter your password"`, "Invalid password.", "Password: %s")."""
+    words = value.split()
+    if not found.quoted or found.op not in ("=", ":=") or not found.spaced:
         return False
-    return "/" not in value or "+" in value or value.endswith("=")
+    if not 2 <= len(words) <= 6 or value[0].isupper() or value[-1] in ".!?:…":
+        return False
+    named = set(name_words(name))
+    return not any(w.lower().strip(",;") in named for w in words) and "%" not in value
+
+
+# A file name, or a path of words: `key=uploads/2024/photo.png`, `Key=docs/readme`.
+_FILE_OR_PATH = re.compile(r"\.[A-Za-z]{2,5}$|^[\w-]+(?:/[\w-]+)+/?$")
+
+
+def _bare_key_value(value: str) -> bool:
+    """A value a lone `key =` may hold as a credential (a log's `Using Key=…`): long and
+    generated-looking, not a file name, a path or a URL."""
+    if len(value) < 16 or len(value) > _MAX_VALUE or looks_like_locator(value):
+        return False
+    if re.fullmatch(r"[A-Za-z0-9+/=_.~:*#@!$%^&-]+", value) is None:
+        return False
+    if _FILE_OR_PATH.search(value) and not any(c in value for c in "+=:"):
+        return False
+    return looks_token_like(value, min_length=16)
 
 
 def _credential_part(text: str, found: AssignedValue) -> AssignedValue:
@@ -734,6 +758,8 @@ class SensitiveAssignmentRule:
             if hit is not None:
                 resume = max(resume, hit.end)
                 yield hit
+                for first, last in companions_near(text, text[start:end], hit.start):
+                    yield Hit(first, last, self.kind, self.name)
 
     def _assignment(self, text: str, start: int, end: int, context: ScanContext) -> Hit | None:
         name = text[start:end].rstrip(".-")
@@ -756,7 +782,7 @@ class SensitiveAssignmentRule:
             # assigned with `=` a generated-looking value (a map's `key:` names anything).
             if found.op != "=" or not _bare_key_value(text[found.start : found.end]):
                 return None
-            strength = Strength.KEY
+            strength = Strength.MEDIUM  # the shape was judged above
         if strength is None:
             return None
         found = _credential_part(text, found)

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from scrubber.detection.detector import ScanContext
 from scrubber.detection.finding import Hit
 from scrubber.detection.gates import QUOTE_RAW, Gate
+from scrubber.detection.rules.credential_pairs import companions_near
 from scrubber.detection.rules.dotenv import Strength, classify_name
 from scrubber.detection.rules.values import (
     has_char_classes,
@@ -194,6 +195,8 @@ class _LabelledRule:
                 continue
             if _generated(value, strength, quoted=quoted):
                 yield Hit(start, end, self.kind, self.name)
+                for first, last in companions_near(text, match.group("label"), start):
+                    yield Hit(first, last, self.kind, self.name)
 
 
 LOOSE_LABEL = _LabelledRule(

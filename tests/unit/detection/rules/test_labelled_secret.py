@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from rule_cases import B62, HEX, Case, check, fake, ids, join, neg, pos
 
+from scrubber.detection.rules.dotenv import SENSITIVE_ASSIGNMENT as DOTENV_RULE
 from scrubber.detection.rules.labelled_secret import LOOSE_LABEL, NEXT_LINE_LITERAL, PROSE_LABEL
 
 TOKEN = fake(B62, 32, "lab")
@@ -54,4 +55,32 @@ CASES: list[Case] = [
 
 @pytest.mark.parametrize("case", CASES, ids=ids(CASES))
 def test_labelled_secret(case: Case) -> None:
+    check(case)
+
+
+# The id or user beside a secret (credential_pairs.py, run by the label rules).
+COMPANION_ID = fake(HEX, 24, "companion")
+APP_ID = join("cli", "_", fake("0123456789", 16, "appid"))
+PAIR_CASES: list[Case] = [
+    pos(DOTENV_RULE, f'"lark_app_id": "{APP_ID}",\n"lark_app_secret": "{TOKEN}"', APP_ID, TOKEN,
+        note="app id above its secret"),
+    pos(DOTENV_RULE, f"CLIENT_ID={COMPANION_ID}\nCLIENT_SECRET={TOKEN}", COMPANION_ID, TOKEN,
+        note="env pair"),
+    pos(DOTENV_RULE, f"shopify_client_id={COMPANION_ID}\nclient_secret={TOKEN}", COMPANION_ID,
+        TOKEN, note="qualified owner"),
+    pos(LOOSE_LABEL, f"plaid secret - '{HEXKEY}'\nplaid client id - '{COMPANION_ID}'", HEXKEY,
+        COMPANION_ID, note="loose pair"),
+    pos(DOTENV_RULE, f"[DEBUG] Using Key={TOKEN}\n[DEBUG] Using vendor ID={COMPANION_ID}", TOKEN,
+        COMPANION_ID, note="log pair"),
+    neg(DOTENV_RULE, f"user_id={COMPANION_ID}\nrequest_id={COMPANION_ID}", note="ids alone"),
+    pos(DOTENV_RULE, f"user_id={COMPANION_ID}\napi_token={TOKEN}", TOKEN, note="other owner"),
+    pos(DOTENV_RULE, f"CLIENT_ID=someone@example.com\nCLIENT_SECRET={TOKEN}", TOKEN,
+        note="an email is no companion"),
+    pos(DOTENV_RULE, f"[DEBUG] Using Key={TOKEN}\n\n\n[DEBUG] Using vendor ID={COMPANION_ID}",
+        TOKEN, note="a bare key's companion stands next to it"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("case", PAIR_CASES, ids=ids(PAIR_CASES))
+def test_credential_pairs(case: Case) -> None:
     check(case)

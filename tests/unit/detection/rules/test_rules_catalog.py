@@ -24,7 +24,7 @@ from scrubber.pipeline import build_detectors
 from scrubber.policy.model import Policy
 
 KEBAB = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
-HELPER_MODULES = {"base", "values", "catalog"}
+HELPER_MODULES = {"base", "values", "catalog", "credential_pairs"}
 
 
 def _table_modules() -> list[str]:

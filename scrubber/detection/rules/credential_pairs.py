@@ -1,0 +1,117 @@
+"""The other half of a credential pair: the id or user written beside a secret.
+
+Services issue credentials in pairs (a client id and its secret, an app id and its key, an access
+key id and its secret key, a user and an app password), and their docs and configs write the two
+together: `CLIENT_ID=…` above `CLIENT_SECRET=…`, `"lark_app_id"` above `"lark_app_secret"`,
+`plaid client id - '…'` below `plaid secret - '…'`, `Using ID=…` after `Using Key=…`. Alone,
+an id is not a secret (the Contracts say ids are not); beside its secret it is the half an
+attacker needs, and the pair is unmistakable only there. So a companion is taken only:
+
+- within a few lines of a secret a label rule found (`companions_near`, called by those rules),
+- under an id- or user-like label that shares the secret's label words (`hive_id` with
+  `hive_secret`, `shopify_client_id` with `client_secret`) or, when the secret's label is bare
+  (`Key=` in a log line), stands on the line right before or after it,
+- with a value that looks generated (a uuid counts here; an email address, a word or a number
+  does not).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from scrubber.detection.rules.values import (
+    is_filler,
+    is_trivial,
+    is_uuid,
+    looks_like_locator,
+    looks_like_template_or_regex,
+    looks_token_like,
+    name_words,
+)
+
+# How many lines around the secret's own line a companion may stand on.
+_LINES_AROUND = 3
+_MAX_LINE = 1024
+_COMPANION_WORDS = frozenset(
+    {"id", "user", "username", "login", "account", "appid", "clientid", "keyid", "uid"}
+)
+# Words a label may end with before its id word: `client id`, `app_id`, `access key id`.
+_QUALIFIERS = frozenset({"client", "app", "application", "api", "access", "key", "org", "tenant"})
+_COMPANION = re.compile(
+    r"(?<![A-Za-z0-9_])(?P<label>(?:[A-Za-z][A-Za-z0-9]*[ _.-]){0,4}?"
+    r"(?:id|user|username|login|account|appid|clientid|keyid|uid))\d*(?![A-Za-z0-9])"
+    r"""\\?["']?[ \t]*(?:=>|->|:=|[:=|]|[ \t]-[ \t])[ \t]*"""
+    r"""(?:\\?"(?P<dq>[^"\\\n]{8,256})\\?"|'(?P<sq>[^'\n]{8,256})'|(?P<bare>[^\s"',;<>]{8,256}))""",
+    re.IGNORECASE,
+)
+# Words that say nothing about which credential a label belongs to.
+_FILLER_WORDS = frozenset({"using", "the", "a", "an", "my", "your", "our", "old", "new", "format"})
+
+
+def _label_words(label: str) -> list[str]:
+    return [w for w in name_words(label) if w not in _FILLER_WORDS and not w.isdigit()]
+
+
+def _same_owner(secret_words: list[str], companion_words: list[str]) -> bool:
+    """Whether the companion's label names the same credential as the secret's: the words
+    before their last ones agree (one may qualify the other: `shopify client` and `client`)."""
+    owner = secret_words[:-1]
+    theirs = [w for w in companion_words[:-1] if w not in _QUALIFIERS or w in owner]
+    mine = [w for w in owner if w not in _QUALIFIERS or w in theirs]
+    if not mine or not theirs:
+        return False
+    shorter, longer = sorted((mine, theirs), key=len)
+    return longer[: len(shorter)] == shorter or longer[-len(shorter) :] == shorter
+
+
+def _generated(value: str) -> bool:
+    if is_trivial(value) or is_filler(value) or looks_like_template_or_regex(value):
+        return False
+    if looks_like_locator(value) or "@" in value or value.isalpha():
+        return False
+    return is_uuid(value) or looks_token_like(value, min_length=8)
+
+
+def _line_starts(text: str, at: int) -> tuple[int, int]:
+    """The start of the line `_LINES_AROUND` lines before `at`'s, and the end of the one as
+    many after."""
+    start = at
+    for _ in range(_LINES_AROUND + 1):
+        start = text.rfind("\n", 0, start)
+        if start < 0:
+            break
+    start = max(0, start + 1)
+    end = at
+    for _ in range(_LINES_AROUND + 1):
+        found = text.find("\n", end + 1)
+        if found < 0:
+            end = len(text)
+            break
+        end = found
+    return max(start, at - _LINES_AROUND * _MAX_LINE), min(end, at + _LINES_AROUND * _MAX_LINE)
+
+
+def companions_near(text: str, secret_label: str, secret_start: int) -> Iterator[tuple[int, int]]:
+    """Spans of the values of a secret's companions (see the module docstring): `secret_label`
+    is the label the secret was found under, `secret_start` where its value starts."""
+    secret_words = _label_words(secret_label)
+    if not secret_words or secret_words[-1] in _COMPANION_WORDS:
+        return
+    low, high = _line_starts(text, secret_start)
+    own_line = text.count("\n", 0, secret_start)
+    for match in _COMPANION.finditer(text, low, high):
+        words = _label_words(match.group("label"))
+        if not words or words[-1] not in _COMPANION_WORDS:
+            continue
+        if len(secret_words) == 1:
+            # A bare `Key=`: only its neighbours, and only bare-labelled ones (`ID=`, `User=`).
+            distance = abs(text.count("\n", 0, match.start()) - own_line)
+            if distance != 1 or len(words) > 2:
+                continue
+        elif not _same_owner(secret_words, words):
+            continue
+        group = next(g for g in ("dq", "sq", "bare") if match.group(g) is not None)
+        start, end = match.span(group)
+        if _generated(text[start:end].rstrip(";")):
+            yield start, end - (1 if text[end - 1] == ";" else 0)
