@@ -321,3 +321,43 @@ def test_a_huge_cleanup_period_counts_as_never(sandbox, transcript_builder, valu
     report = json.loads(done.stdout)
     assert report["period"]["days"] == 100_000
     assert {s["action"] for s in report["sessions"]} == {"keep"}
+
+
+# -- a full disk -------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def full_disk(tmp_path: Path):
+    """A 64 KB tmpfs filled up: writes fail with ENOSPC, as on a real full disk."""
+    mount = tmp_path / "full"
+    mount.mkdir()
+    made = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mount)],
+        capture_output=True,
+        check=False,
+        timeout=HANG,
+    )
+    if made.returncode != 0:
+        pytest.skip("cannot mount a tmpfs here (needs root)")
+    try:
+        (mount / "home").mkdir(mode=0o700)
+        with (mount / "filler").open("wb", buffering=0) as filler, pytest.raises(OSError):
+            while True:
+                filler.write(b"\0" * 4096)
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False, timeout=HANG)
+
+
+def test_pin_on_a_full_disk_says_so_with_the_path(sandbox, transcript_builder, full_disk) -> None:
+    transcript = session_file(sandbox.config, transcript_builder, secret=False)
+    home = full_disk / "home"
+
+    done = sandbox.scrub("pin", transcript.stem, env={"SCRUB_HOME": str(home)}, timeout=HANG)
+
+    assert done.returncode == 3, done.output
+    pins = home / "state" / "pins.json"
+    assert f"cannot write {pins}: No space left on device" in done.stderr
+    assert "internal error" not in done.output
+    assert not pins.exists()
+    assert [p.name for p in pins.parent.iterdir()] == ["pins.lock"]  # no temp file left
