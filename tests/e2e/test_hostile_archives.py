@@ -9,6 +9,7 @@ a real process (one under an address-space limit)."""
 from __future__ import annotations
 
 import resource
+import signal
 import subprocess
 import sys
 import tarfile
@@ -217,8 +218,10 @@ def _limited(limit: int) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
 
-@pytest.mark.parametrize("kind", ["pax", "gnu"])
-def test_memory_stays_bounded_on_a_huge_header(world: Sandbox, kind: str) -> None:
+@pytest.mark.parametrize(
+    ("kind", "command"), [("pax", "restore"), ("gnu", "restore"), ("pax", "verify")]
+)
+def test_memory_stays_bounded_on_a_huge_header(world: Sandbox, kind: str, command: str) -> None:
     # The header claims (and carries) 300 MB: tarfile read it whole before any check.
     size = 300 * 1024 * 1024
     if kind == "pax":
@@ -232,8 +235,9 @@ def test_memory_stays_bounded_on_a_huge_header(world: Sandbox, kind: str) -> Non
     payload = gzip_chunks([chunks[0], head, *(b"a" * (1 << 20) for _ in range(size >> 20))])
     archive = seal(payload, RECIPIENT, world.root / "huge.tar.gz.age")
     assert archive.stat().st_size < 5 << 20
+    verb = ["restore"] if command == "restore" else ["archives", "verify"]
     done = subprocess.run(
-        [sys.executable, "-m", "scrubber.cli", "restore", str(archive), "-i", str(_key(world))],
+        [sys.executable, "-m", "scrubber.cli", *verb, str(archive), "-i", str(_key(world))],
         env=world.environ(),
         capture_output=True,
         text=True,
@@ -243,7 +247,36 @@ def test_memory_stays_bounded_on_a_huge_header(world: Sandbox, kind: str) -> Non
     )
     assert done.returncode == 3, done.stderr
     assert "MemoryError" not in done.stderr and "Traceback" not in done.stderr
-    assert "header" in done.stderr
+    named = "pax header of" if kind == "pax" else "GNU long-name header"
+    assert named in done.stdout + done.stderr
+
+
+def test_a_full_disk_in_restore_is_a_plain_io_error_with_the_path(world: Sandbox) -> None:
+    # Issue 11 (from part 5): was "internal error (OSError)".
+    data = b"x" * (4 << 20)
+    archive = hostile_archive(
+        legit(Member(f"debug/{SESSION}.txt", data)), RECIPIENT, world.root / "a.tar.gz.age"
+    )
+    before = snapshot(world.config)
+
+    def small_disk() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # writes past the limit fail with EFBIG
+        resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, 1 << 20))
+
+    done = subprocess.run(
+        [sys.executable, "-m", "scrubber.cli", "restore", str(archive), "-i", str(_key(world))],
+        env=world.environ(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=small_disk,
+        check=False,
+    )
+    assert done.returncode == 3, done.stderr
+    assert "internal error" not in done.stderr and "Traceback" not in done.stderr
+    assert "File too large" in done.stderr and str(world.scrub_home / "staging") in done.stderr
+    assert snapshot(world.config) == before
+    assert list((world.scrub_home / "staging").iterdir()) == []
 
 
 def test_bundle_error_is_the_base(world: Sandbox) -> None:
