@@ -14,7 +14,13 @@ import re
 
 from scrubber.detection.gates import WS, Gate
 from scrubber.detection.rules.base import PatternRule
-from scrubber.detection.rules.values import is_trivial, looks_like_locator
+from scrubber.detection.rules.values import (
+    has_char_classes,
+    is_trivial,
+    looks_like_code,
+    looks_like_locator,
+    looks_token_like,
+)
 
 # The rest of one shell command: no newline (unless escaped), no `|`, `;` or `&&`.
 _SAME_COMMAND = r"(?:[^\n|;&]|&(?!&)|\\\r?\n){0,600}?"
@@ -129,23 +135,86 @@ SINGLE_DASH_SECRET = PatternRule(
     reject=_not_a_password,
 )
 
+_CURL = r"(?<![\w/.-])(?:curl|wget|http|xh)(?![\w-])" + _SAME_COMMAND
+_USER_FLAG = r"\s(?:-u|--user|-U|--proxy-user)(?:=|\s*)"
+_Q = r"\\?['\"]?"
+# `http` and `xh` are everywhere; the `-u user:` flag is not.
+_USER_FLAG_GATES = (
+    Gate(
+        rf"{WS}(?:-u|--user|--proxy-user)(?:=|{WS}*)(?:\\?['\"])?[^\s:'\"\\]*(?:\\?['\"])?:",
+        raw=rf"{WS}(?:-u|--user|--proxy-user)(?:=|{WS}*)(?:\\{{0,3}}['\"])?[^\s:'\"]*(?:\\{{0,3}}['\"])?:",
+    ),
+)
+
 CURL_USER_PASSWORD = PatternRule(
     name="curl-user-password",
     kind="cli-password",
-    pattern=r"(?<![\w/.-])(?:curl|wget|http|xh)(?![\w-])"
-    + _SAME_COMMAND
-    + r"\s(?:-u|--user|-U|--proxy-user)(?:=|\s*)\\?['\"]?[^\s:'\"\\]{0,256}\\?['\"]?:"
-    r"\\?['\"]?(?P<secret>[^\s'\"\\`]{1,512})\\?['\"]?(?=[\s;&|)\\]|$)",
+    pattern=_CURL
+    + _USER_FLAG
+    + _Q
+    + r"\{?[^\s:'\"\\{}\[]{0,256}\}?"
+    + _Q
+    + ":"
+    + _Q
+    + r"(?P<secret>[^\s'\"\\`]{1,512})"
+    + _Q
+    + r"(?=[\s;&|)\\]|$)",
     anchors=("curl", "wget", "http", "xh"),
     reference="curl.se/docs/manpage.html#-u (-u user:password); gitleaks rule curl-auth-user",
     reject=_not_a_password,
-    # `http` and `xh` are everywhere; the `-u user:` flag is not.
-    gates=(
-        Gate(
-            rf"{WS}(?:-u|--user|--proxy-user)(?:=|{WS}*)(?:\\?['\"])?[^\s:'\"\\]*(?:\\?['\"])?:",
-            raw=rf"{WS}(?:-u|--user|--proxy-user)(?:=|{WS}*)(?:\\{{0,3}}['\"])?[^\s:'\"]*(?:\\{{0,3}}['\"])?:",
-        ),
-    ),
+    gates=_USER_FLAG_GATES,
+)
+
+
+def _not_a_braced_password(value: str) -> bool:
+    # `{password}`, `{pw}`, `{self.password}`: a template's slot; a generated value in braces
+    # (`{Zq5kV…}`, as some API docs write the values to paste) is not.
+    return _not_a_password(value) or not has_char_classes(value, 2) or looks_like_code(value)
+
+
+CURL_USER_BRACED_PASSWORD = PatternRule(
+    name="curl-user-braced-password",
+    kind="cli-password",
+    pattern=_CURL
+    + _USER_FLAG
+    + _Q
+    + r"\{?[^\s:'\"\\{}\[]{0,256}\}?"
+    + _Q
+    + ":"
+    + _Q
+    + r"\{(?P<secret>[^\s'\"\\`{}]{1,512})\}"
+    + _Q
+    + r"(?=[\s;&|)\\]|$)",
+    anchors=("curl", "wget", "http", "xh"),
+    reference="curl.se/docs/manpage.html#-u (-u user:password)",
+    reject=_not_a_braced_password,
+    gates=_USER_FLAG_GATES,
+)
+
+
+def _not_a_key_as_user(value: str) -> bool:
+    # A user name, an email address or a slug (`elastic`, `deploy-bot`, `me@example.com`) is
+    # not a secret; a generated key is.
+    return (
+        _not_a_password(value)
+        or "@" in value
+        or looks_like_code(value)
+        or not looks_token_like(value, 16)
+        or re.fullmatch(r"(?:[A-Za-z]+|\d+)(?:[-_.](?:[A-Za-z]+|\d+))*", value) is not None
+    )
+
+
+# Many HTTP APIs take the API key as the basic-auth user name, with an empty or dummy password:
+# Stripe `curl -u sk_test_…:`, Freshdesk `-u APIKEY:X`, Mailchimp `anystring:KEY`, Chargebee,
+# Recurly, Close (their API references' curl examples).
+CURL_USER_KEY = PatternRule(
+    name="curl-user-key",
+    kind="cli-password",
+    pattern=_CURL + _USER_FLAG + _Q + r"\{?(?P<secret>[^\s:'\"\\{}\[]{16,256})\}?" + _Q + ":",
+    anchors=("curl", "wget", "http", "xh"),
+    reference="curl.se/docs/manpage.html#-u; stripe.com/docs/api/authentication (-u key:)",
+    reject=_not_a_key_as_user,
+    gates=_USER_FLAG_GATES,
 )
 
 SUDO_STDIN_PASSWORD = PatternRule(
@@ -169,5 +238,7 @@ RULES = (
     LONG_FLAG_SECRET,
     SINGLE_DASH_SECRET,
     CURL_USER_PASSWORD,
+    CURL_USER_BRACED_PASSWORD,
+    CURL_USER_KEY,
     SUDO_STDIN_PASSWORD,
 )

@@ -47,6 +47,7 @@ from scrubber.detection.rules.values import (
 KIND = "xml-credential"
 _MAX_VALUE = 4096
 _MAX_BLOCK = 8192
+_PAIR_REACH = 400  # a few lines of one credential's elements
 
 # ---------------------------------------------------------------------------------------------
 # hudson.util.Secret, anywhere.
@@ -129,21 +130,29 @@ class BracedElementRule:
 
     def find(self, text: str, context: ScanContext) -> Iterator[Hit]:
         blocks = [(m.end(), self._block_end(text, m)) for m in _BLOCK.finditer(text)]
+        secrets: list[Hit] = []
+        companions: list[tuple[re.Match[str], str]] = []
         for match in _ELEMENT.finditer(text):
             name = _local(match.group("name"))
             braced = match.group("braced")
             if braced is not None:
                 strength = secret_name_strength(name)
                 if strength is not None and _braced_secret(braced, strength):
-                    yield Hit(match.start("braced"), match.end("braced"), self.kind, self.name)
+                    secrets.append(
+                        Hit(match.start("braced"), match.end("braced"), self.kind, self.name)
+                    )
                     continue
-            if name.lower() not in _COMPANIONS:
-                continue
-            if not any(start <= match.start() < end for start, end in blocks):
-                continue
-            group = "braced" if braced is not None else "plain"
-            value = match.group(group)
-            if any(_companion_word(word) for word in value.split()):
+            if name.lower() in _COMPANIONS:
+                companions.append((match, "braced" if braced is not None else "plain"))
+        yield from secrets
+        for match, group in companions:
+            # In a credentials block, or a sibling of a Jenkins secret (grep shows a few lines
+            # of a credentials.xml without the block's opening tag).
+            at = match.start()
+            paired = any(start <= at < end for start, end in blocks) or any(
+                abs(hit.start - at) <= _PAIR_REACH for hit in secrets
+            )
+            if paired and any(_companion_word(word) for word in match.group(group).split()):
                 yield Hit(match.start(group), match.end(group), self.kind, self.name)
 
     @staticmethod

@@ -9,6 +9,7 @@ from scrubber.detection.rules import cli_password as cli
 
 PW = fake(B62 + "!#%^*", 18, "cli")
 DASH_PW = "-" + fake(B62, 12, "dash")
+KEY = fake(B62, 24, "user-key")
 
 CASES: list[Case] = [
     pos(cli.MYSQL_PASSWORD, f"mysql -h db.internal -u root -p'{PW}' app -e 'SHOW TABLES;'", PW),
@@ -39,6 +40,14 @@ CASES: list[Case] = [
     neg(cli.CURL_USER_PASSWORD, "curl -u $USER:$PASS https://x"),
     neg(cli.CURL_USER_PASSWORD, "curl -u <user:password> https://x"),
     neg(cli.CURL_USER_PASSWORD, "curl -u admin: https://x", note="prompts"),
+    pos(cli.CURL_USER_BRACED_PASSWORD, f'curl -X POST --user "{{{KEY}}}":"{{{PW}}}" https://x', PW,
+        note="values in braces"),
+    neg(cli.CURL_USER_BRACED_PASSWORD, 'curl -u "{user}:{pw}" https://x; curl -u {u}:{self.password} x'),
+    pos(cli.CURL_USER_KEY, f"curl https://api.example.com/v1/charges -u {KEY}:", KEY,
+        note="the API key as the user name"),
+    pos(cli.CURL_USER_KEY, f'curl --user "{{{KEY}}}":"{{{PW}}}" https://x', KEY, note="braced"),
+    neg(cli.CURL_USER_KEY, "curl -u elastic-admin-2024:x https://x; curl -u me@example.com:x y"),
+    neg(cli.CURL_USER_KEY, "curl -u $API_KEY: https://x; curl -u {api_key}: https://x"),
     pos(cli.SUDO_STDIN_PASSWORD, f"echo '{PW}' | sudo -S apt-get update", PW),
     neg(cli.MYSQL_PASSWORD, "ssh -p 2222 host; mkdir -p /tmp/x; psql -p 5432", note="other -p flags"),
 ]  # fmt: skip

@@ -47,6 +47,9 @@ CASES: list[Case] = [
         note="ordinary ids"),
     neg(xml.BRACED_ELEMENT, _block("<id>{https://abc123def456ghi.management.azure-api.net}</id>")),
     neg(xml.BRACED_ELEMENT, f"<id>{HEX_KEY}</id>", note="outside a credentials block"),
+    pos(xml.BRACED_ELEMENT,
+        f"creds.xml:3:  <id>{{vendor {HEX_KEY}}}</id>\ncreds.xml:4:  <secret>{{{JENKINS}}}</secret>",
+        f"vendor {HEX_KEY}", JENKINS, note="a sibling of a Jenkins secret, block not shown"),
     # Key/value pairs.
     pos(xml.XML_KEY_VALUE, f'<add key="ApiKey" value="{TOKEN}"/>', TOKEN),
     pos(xml.XML_KEY_VALUE, f"<add value='{PASSWORD}' key='Smtp.Password' />", PASSWORD,
