@@ -66,6 +66,11 @@ def prefilter_cache_dir(home: Path) -> Path:
     return home / "cache" / "prefilter"
 
 
+def home_of_prefilter_cache(cache: Path) -> Path:
+    """The scrubber folder a `prefilter_cache_dir` belongs to (where its key is)."""
+    return cache.parent.parent
+
+
 def spool_dir(home: Path) -> Path:
     return home / "spool"
 

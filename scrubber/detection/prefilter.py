@@ -8,21 +8,17 @@ tested to agree.
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
-import os
 import re
 
 # The parser behind `re` (no stubs): used only to read which literals a gate starts with.
 import re._constants as re_constants  # type: ignore[import-not-found]
 import re._parser as re_parser  # type: ignore[import-not-found]
-import struct
 from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
+from scrubber.detection.prefilter_cache import cache_file, load_databases, store_databases
 from scrubber.errors import UsageError
-from scrubber.paths import ensure_private_dir
 
 
 class LiteralSet(Protocol):
@@ -314,11 +310,11 @@ class HyperscanGateMatcher:
         if self._empty:
             return
         cache = (
-            _cache_file(cache_dir, gates, hyperscan, sorted(self._every_end))
+            cache_file(cache_dir, gates, hyperscan, sorted(self._every_end))
             if cache_dir is not None
             else None
         )
-        loaded = _load_databases(cache, hyperscan) if cache is not None else None
+        loaded = load_databases(cache, hyperscan) if cache is not None else None
         if loaded is not None:
             self._raw, self._text = loaded
             return
@@ -336,7 +332,7 @@ class HyperscanGateMatcher:
         self._text = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
         self._text.compile(expressions=[text for text, _, _ in gates], ids=ids, flags=caseless)
         if cache is not None:
-            _store_databases(cache, hyperscan, self._raw, self._text)
+            store_databases(cache, hyperscan, self._raw, self._text)
 
     def present(self, data: bytes) -> set[int]:
         return set() if self._empty else _ids_present(self._raw, data)
@@ -366,50 +362,6 @@ class HyperscanGateMatcher:
 
         self._raw.scan(data, match_event_handler=on_match)
         return found, ends
-
-
-def _cache_file(
-    cache_dir: Path,
-    gates: Sequence[tuple[bytes, bytes, bool]],
-    hyperscan: Any,
-    every_end: Sequence[int],
-) -> Path:
-    version = getattr(hyperscan, "__version__", "?")
-    digest = hashlib.sha256(repr((version, list(gates), list(every_end))).encode())
-    return cache_dir / f"gates-{digest.hexdigest()[:24]}.hsdb"
-
-
-def _load_databases(path: Path, hyperscan: Any) -> tuple[Any, Any] | None:
-    """The two databases from a cache file; None when it is missing or unreadable (it is then
-    rebuilt: a cache never decides an answer)."""
-    try:
-        data = path.read_bytes()
-        (raw_size,) = struct.unpack_from(">Q", data)
-        raw = hyperscan.loadb(data[8 : 8 + raw_size], hyperscan.HS_MODE_BLOCK)
-        text = hyperscan.loadb(data[8 + raw_size :], hyperscan.HS_MODE_BLOCK)
-        # A loaded database has no scratch space yet (compile allocates one).
-        raw.scratch = hyperscan.Scratch(raw)
-        text.scratch = hyperscan.Scratch(text)
-    except (OSError, struct.error, ValueError, TypeError, AttributeError, hyperscan.error):
-        return None
-    return raw, text
-
-
-def _store_databases(path: Path, hyperscan: Any, raw: Any, text: Any) -> None:
-    """Write the cache atomically (temp file, rename), 0600 in a 0700 folder; a failure to
-    write it only costs the next run a compile."""
-    with contextlib.suppress(OSError, hyperscan.error):
-        ensure_private_dir(path.parent)
-        raw_bytes, text_bytes = hyperscan.dumpb(raw), hyperscan.dumpb(text)
-        temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        try:
-            with os.fdopen(fd, "wb") as out:
-                out.write(struct.pack(">Q", len(raw_bytes)) + raw_bytes + text_bytes)
-            temp.replace(path)
-        finally:
-            with contextlib.suppress(FileNotFoundError):
-                temp.unlink()
 
 
 def gate_matcher(

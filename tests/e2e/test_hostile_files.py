@@ -361,3 +361,44 @@ def test_pin_on_a_full_disk_says_so_with_the_path(sandbox, transcript_builder, f
     assert "internal error" not in done.output
     assert not pins.exists()
     assert [p.name for p in pins.parent.iterdir()] == ["pins.lock"]  # no temp file left
+
+
+# -- a planted prefilter cache -----------------------------------------------------------------
+
+
+def _plant_matching_nothing(cache: Path) -> None:
+    """Replace the databases in a cache file with ones that match nothing, keeping whatever
+    header the file has (a tamper with the payload) or, for a file with none, in the plain
+    layout scrubber once read (size, raw database, text database)."""
+    import struct
+
+    import hyperscan
+
+    db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+    db.compile(expressions=[rb"\x00never\x00matches\x00"], ids=[0], flags=[0])
+    dumped = hyperscan.dumpb(db)
+    payload = struct.pack(">Q", len(dumped)) + dumped + dumped
+    data = cache.read_bytes()
+    magic = b"scrubber-prefilter-v2\n"
+    header = data[: len(magic) + 32] if data.startswith(magic) else b""
+    cache.write_bytes(header + payload)
+
+
+def test_a_planted_prefilter_cache_is_not_trusted(sandbox, transcript_builder) -> None:
+    pytest.importorskip("hyperscan")
+    transcript = session_file(sandbox.root / "in", transcript_builder)
+    first = sandbox.scrub("audit", transcript, "--format", "json", timeout=60)
+    assert first.returncode == 1, first.output
+    found = len(json.loads(first.stdout)["findings"])
+    caches = sorted(paths.prefilter_cache_dir(sandbox.scrub_home).glob("*.hsdb"))
+    assert caches  # the first run kept its compiled databases
+
+    for cache in caches:
+        _plant_matching_nothing(cache)
+    again = sandbox.scrub("audit", transcript, "--format", "json", timeout=60)
+    assert again.returncode == 1, again.output
+    assert len(json.loads(again.stdout)["findings"]) == found
+
+    out = sandbox.root / "out.jsonl"
+    assert sandbox.scrub("redact", transcript, "--output", out, timeout=60).returncode == 0
+    assert b"GITHUB_TOKEN=[REDACTED:" in out.read_bytes()
