@@ -563,6 +563,15 @@ def redact_in_place(
     while we work: after the main pass we fold in the tail that appeared, re-check right before
     the rename, and after the rename copy over anything that reaches the old inode (watching it
     until it holds still: a writer may have opened it just before the rename).
+
+    Order: nothing is lost or duplicated, and one reorder is possible. A line L1 that reaches
+    the old inode after the last size check (its writer opened the path before the rename) is
+    appended to the new file by the watch, which polls every _LATE_POLL s until the old inode
+    has held still for _LATE_SETTLE s (at most _LATE_WATCH_MAX s). A line L2 that a later
+    writer (one that opened the path after the rename) appended to the new file before the
+    watch copied L1 then comes first: L2, L1. That is safe for `claude --resume`, which chains
+    records by uuid/parentUuid, not by line order: tests/e2e/claude/test_resume_reordered.py
+    resumes such a file with the real client (README, "In place, while Claude Code appends").
     """
     if path.is_symlink():
         raise InputError(f"{path}: is a symbolic link; not rewritten")
