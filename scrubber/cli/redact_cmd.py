@@ -294,6 +294,9 @@ def register(app: typer.Typer) -> None:
 
 
 def _run_check(path: Path, original: Path | None, scanner: object, as_json: bool) -> None:
+    for given in (path, original):
+        if given is not None:
+            refuse_special_file(given, "verified")
     if not path.is_file():
         raise UsageError(f"{path}: no such file")
     if original is not None and not original.is_file():

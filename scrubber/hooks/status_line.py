@@ -92,7 +92,7 @@ def write_allowlist_state(policy: Policy, home: Path) -> Path:
     paths.ensure_private_dir(target.parent)
     data = compile_allowlist_json(policy)
     try:
-        if json.loads(target.read_bytes()) == data:
+        if json.loads(_read_own(target)) == data:
             return target  # unchanged: keep its mtime, so status lines keep their counts
     except (OSError, ValueError):
         pass
@@ -229,9 +229,16 @@ def state_file(home: Path, session_id: str, transcript: Path) -> Path:
     return states_dir(home) / f"{name}.json"
 
 
+def _read_own(path: Path) -> bytes:
+    """A file of ours under state/: never through a link, never a FIFO (which would block the
+    status line, or its detached scan while it holds the transcript's lock)."""
+    with paths.open_regular(path, follow=False) as stream:
+        return stream.read()
+
+
 def load_state(path: Path) -> ScanState | None:
     try:
-        data = json.loads(path.read_bytes())
+        data = json.loads(_read_own(path))
     except (OSError, ValueError):
         return None
     return ScanState.from_json(data) if isinstance(data, dict) else None
@@ -270,7 +277,7 @@ def _build_scanner(home: Path, key: bytes) -> SecretScanner:
     allowlist: Allowlist = Allowlist()
     disabled: tuple[str, ...] = ()
     with contextlib.suppress(OSError, ValueError, PolicyValueError):
-        data = json.loads(allowlist_state_file(home).read_bytes())
+        data = json.loads(_read_own(allowlist_state_file(home)))
         if isinstance(data, dict):
             allowlist, disabled = allowlist_from_json(data)
     detectors = [rule for rule in ALL_RULES if rule.name not in disabled]

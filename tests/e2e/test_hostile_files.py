@@ -139,7 +139,7 @@ def fifo(path: Path) -> Path:
     return path
 
 
-@pytest.mark.parametrize("command", ["audit", "redact"])
+@pytest.mark.parametrize("command", ["audit", "redact", "verify"])
 def test_a_fifo_named_as_a_transcript_is_refused_at_once(sandbox, command: str) -> None:
     pipe = fifo(sandbox.root / "session.jsonl")
     extra = ["--output", str(sandbox.root / "out.jsonl")] if command == "redact" else []
@@ -402,3 +402,28 @@ def test_a_planted_prefilter_cache_is_not_trusted(sandbox, transcript_builder) -
     out = sandbox.root / "out.jsonl"
     assert sandbox.scrub("redact", transcript, "--output", out, timeout=60).returncode == 0
     assert b"GITHUB_TOKEN=[REDACTED:" in out.read_bytes()
+
+
+def test_the_status_line_never_blocks_on_a_fifo_planted_as_its_state(
+    sandbox, transcript_builder
+) -> None:
+    from scrubber.hooks import status_line
+
+    transcript = session_file(sandbox.config, transcript_builder)
+    session = transcript.stem
+    where = status_line.state_file(sandbox.scrub_home, session, transcript)
+    fifo(where)
+    fifo(status_line.allowlist_state_file(sandbox.scrub_home))
+    payload = json.dumps({"session_id": session, "transcript_path": str(transcript)})
+
+    for extra in ([], ["--inline"]):
+        call = subprocess.run(
+            [sys.executable, "-m", "scrubber.hooks.status_line", *extra],
+            input=payload.encode(),
+            env=sandbox.environ(SCRUB_STATUS_LINE_LINGER="0"),
+            capture_output=True,
+            timeout=HANG,
+            check=False,
+        )
+        assert call.returncode == 0
+    assert _lock_is_free(status_line._lock_path(where))
