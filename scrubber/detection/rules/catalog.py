@@ -52,6 +52,7 @@ from scrubber.detection.rules import (
     pypi,
     sendgrid,
     sentry,
+    service_value,
     shopify,
     slack,
     sonar,
@@ -123,6 +124,7 @@ ALL_RULES: tuple[Detector, ...] = (
     # Secrets recognised by their label.
     *dotenv.RULES,
     *labelled_secret.RULES,
+    *service_value.RULES,
     # Only where the scanner knows the text comes from a credential source.
     *dotenv_context.RULES,
 )

@@ -16,7 +16,7 @@ a path, a number, a hash-shaped id under a bare label, a template or a placehold
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from scrubber.detection.detector import ScanContext
@@ -47,30 +47,32 @@ _NOUN = (
     r"access[ _.-]?tokens?|api[ _.-]?tokens?|tokens?|secrets?|passwords?|passwd|passphrase|"
     r"pwd|keys?|credentials?)"
 )
-_LABEL = rf"(?P<label>(?:[A-Za-z][A-Za-z0-9]*[ _.-]){{0,3}}?[A-Za-z0-9]*{_NOUN}\d*)"
+# Where to look: the noun at the end of a word, found in the lower-cased text (a case-sensitive
+# alternation runs several times faster than an IGNORECASE one); the label is read backwards
+# from it and the separator and value forwards, each anchored, so no regex ever scans for a
+# label's start.
+_NOUN_AT_WORD_END = re.compile(_NOUN + r"\d*(?![a-z0-9])")
+_NOUN_ANY_CASE = re.compile(_NOUN + r"\d*(?![a-z0-9])", re.IGNORECASE)
 _QUOTED = r"""(?P<q>['"`])(?P<qv>[^'"`\n]{1,512})(?P=q)"""
 _BARE = r"(?P<bv>[A-Za-z0-9+/=_.~:@!#$%^&*-]{1,512})"
 # Separators other than `=` and `:` (dotenv.py reads those), each followed by the value.
 _LOOSE = re.compile(
-    rf"(?<![A-Za-z0-9_]){_LABEL}(?![A-Za-z0-9])"
-    r"(?P<sep>[ \t]+-{1,2}>?[ \t]+|[ \t]+\u2014[ \t]+|[ \t]*\|[ \t]*|\t+|"
-    r"[ \t]+(?:is|was)[ \t]+(?:set[ \t]+to[ \t]+)?|[ \t]+)"
+    r"(?P<sep>[ \t]{1,8}-{1,2}>?[ \t]{1,8}|[ \t]{1,8}\u2014[ \t]{1,8}|[ \t]{0,8}\|[ \t]{0,8}|\t{1,8}|"
+    r"[ \t]{1,8}(?:is|was)[ \t]{1,8}(?:set[ \t]{1,8}to[ \t]{1,8})?|[ \t]{1,8})"
     rf"(?:{_QUOTED}|{_BARE})",
     re.IGNORECASE,
 )
 # `the token to test the API: V`: a label, a few words of prose on the same line, a colon.
 _PROSE = re.compile(
-    rf"(?<![A-Za-z0-9_])(?P<label>{_NOUN})(?P<sep>[ \t][^\n:;.!?`'\"=]{{1,40}}?:[ \t]+)"
-    rf"(?:{_QUOTED}|{_BARE})",
-    re.IGNORECASE,
+    rf"(?P<sep>[ \t][^\n:;.!?`'\"=]{{1,40}}?:[ \t]{{1,8}})(?:{_QUOTED}|{_BARE})",
 )
 # A name, maybe its operator or an opening brace, the end of the line, then the literal.
 _NEXT_LINE = re.compile(
-    rf"(?<![A-Za-z0-9_])(?P<label>[A-Za-z_][A-Za-z0-9_]{{0,60}}?{_NOUN}\d*)(?![A-Za-z0-9])"
-    r"(?P<sep>[\"']?[ \t]*(?::?=|:|\{|\()?[ \t]*\r?\n[ \t]*(?:=[ \t]*)?)"
+    r"(?P<sep>[\"']?[ \t]{0,8}(?::?=|:|\{|\()?[ \t]{0,8}\r?\n[ \t]{0,8}(?:=[ \t]{0,8})?)"
     rf"{_QUOTED}",
-    re.IGNORECASE,
 )
+_WORD_BEFORE = re.compile(r"[A-Za-z][A-Za-z0-9]{0,30}[ _.-]$")
+_MAX_LABEL = 80
 # Words that open a label in prose and say nothing of what it names.
 _LEADING_WORDS = frozenset({"the", "a", "an", "my", "your", "our", "their", "this", "that", "its"})
 _WORD_CHARS = re.compile(r"[A-Za-z]+")
@@ -146,10 +148,12 @@ _TOKEN_START = r"[a-z0-9+/=_.~!@#$%^&*-]{8}"  # noqa: S105 - a regex, not a pass
 
 
 def _loose_gates() -> tuple[Gate, ...]:
-    spaced = r"(?:[ \t]+-{1,2}>?[ \t]+|[ \t]*\|[ \t]*|[ \t]+(?:is|was)[ \t]+)"
+    spaced = (
+        r"(?:[ \t]{1,8}-{1,2}>?[ \t]{1,8}|[ \t]{0,8}\|[ \t]{0,8}|[ \t]{1,8}(?:is|was)[ \t]{1,8})"
+    )
     spaced_raw = (
-        rf"(?:(?:[ ]|{_RAW_TAB})+-{{1,2}}>?(?:[ ]|{_RAW_TAB})+|(?:[ ]|{_RAW_TAB})*\|(?:[ ]|{_RAW_TAB})*"
-        rf"|[ ]+(?:is|was)[ ]+)"
+        rf"(?:(?:[ ]|{_RAW_TAB}){{1,8}}-{{1,2}}>?(?:[ ]|{_RAW_TAB}){{1,8}}|(?:[ ]|{_RAW_TAB}){{0,8}}\|(?:[ ]|{_RAW_TAB}){{0,8}}"
+        rf"|[ ]{{1,8}}(?:is|was)[ ]{{1,8}})"
     )
     return (
         # An explicit loose separator, then a quote or the value's first characters.
@@ -159,18 +163,84 @@ def _loose_gates() -> tuple[Gate, ...]:
         ),
         # A tab, or plain spaces before a quote or a value with a digit early on.
         Gate(
-            rf"{_STEM}(?:\t+|[ ]+)(?:{_TEXT_QUOTE}|{_DIGIT_SOON})",
-            rf"{_STEM}(?:{_RAW_TAB}+|[ ]+)(?:{QUOTE_RAW}|{_DIGIT_SOON})",
+            rf"{_STEM}(?:\t{{1,8}}|[ ]{{1,8}})(?:{_TEXT_QUOTE}|{_DIGIT_SOON})",
+            rf"{_STEM}(?:{_RAW_TAB}{{1,8}}|[ ]{{1,8}})(?:{QUOTE_RAW}|{_DIGIT_SOON})",
         ),
     )
+
+
+def _label_before(text: str, noun_start: int, noun_end: int, words: int, identifier: bool) -> str:
+    """The label that ends with the noun at [noun_start, noun_end): the word it ends (`ApiKey`
+    of `scrapingBeeApiKey`), then up to `words` words before it (`sanity auth token`). An
+    `identifier` label is one name (`DEFAULT_ACCOUNT_KEY`), with no word before it."""
+    chars = _IDENTIFIER_CHARS if identifier else _WORD_CHARS_SET
+    start = noun_start
+    floor = max(0, noun_end - _MAX_LABEL)
+    while start > floor and text[start - 1] in chars:
+        start -= 1
+    if start > 0 and text[start - 1] in chars:
+        return ""  # a run too long to be a name (base64, a hash)
+    if identifier:
+        return text[start:noun_end]
+    for _ in range(words):
+        before = _WORD_BEFORE.search(text, max(0, start - 32), start)
+        if before is None or (before.start() > 0 and text[before.start() - 1].isalnum()):
+            break
+        start = before.start()
+    return text[start:noun_end]
+
+
+# How far before the end of one of these rules' gate matches the noun may start: a stem and
+# its tail (28), a separator or a phrase (at most 50) and the value's first characters (8).
+_NOUN_REACH = 128
+
+
+def _noun_search(text: str) -> tuple[re.Pattern[str], str]:
+    """The noun pattern and the subject to run it on: the lower-cased text, or, where
+    lower-casing moves the offsets (`İ` becomes two characters), the slower caseless search."""
+    lowered = text.lower()
+    if len(lowered) == len(text):
+        return _NOUN_AT_WORD_END, lowered
+    return _NOUN_ANY_CASE, text
+
+
+def _nouns_in(text: str, low: int, high: int) -> Iterator[re.Match[str]]:
+    pattern, subject = _noun_search(text)
+    return pattern.finditer(subject, low, high)
+
+
+def _nouns_near(text: str, ends: Iterable[tuple[int, int]]) -> Iterator[re.Match[str]]:
+    """The nouns that start at most `_NOUN_REACH` characters before a gate match's end, in
+    order, each once."""
+    pattern, subject = _noun_search(text)
+    spans: list[list[int]] = []
+    for end, _ in sorted(ends):
+        low = max(0, end - _NOUN_REACH)
+        if spans and low <= spans[-1][1]:
+            spans[-1][1] = max(spans[-1][1], end)
+        else:
+            spans.append([low, end])
+    for low, high in spans:
+        # A noun found here may run past `high`: search a little beyond, then keep only those
+        # that start before it.
+        for noun in pattern.finditer(subject, low, min(len(text), high + 40)):
+            if noun.start() >= high:
+                break
+            yield noun
+
+
+_WORD_CHARS_SET = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+_IDENTIFIER_CHARS = _WORD_CHARS_SET | {"_"}
 
 
 @dataclass(frozen=True, slots=True, eq=False)
 class _LabelledRule:
     name: str
-    regex: re.Pattern[str]
+    after: re.Pattern[str]  # the separator and the value, read from the end of the noun
     gates: tuple[Gate, ...]
     reference: str
+    words_before: int = 2  # words a label may have before the word holding its noun
+    identifier: bool = False  # the label is one identifier (`const apiKey`)
     kind: str = KIND
     anchors: tuple[str, ...] = ("pass", "pwd", "secret", "token", "key", "cred")
     context_only: bool = False
@@ -178,8 +248,28 @@ class _LabelledRule:
     reach_after: int = _MAX_VALUE + 16
 
     def find(self, text: str, context: ScanContext) -> Iterator[Hit]:
-        for match in self.regex.finditer(text):
-            strength = _label_strength(match.group("label"))
+        return self._hits(text, _nouns_in(text, 0, len(text)))
+
+    def find_near(
+        self, text: str, context: ScanContext, ends: Iterable[tuple[int, int]]
+    ) -> Iterator[Hit]:
+        """What `find` reports, reading only the nouns that end within `_NOUN_REACH` characters
+        before a gate match's end (every gate holds the noun, the separator and the value's
+        start, each of bounded length)."""
+        return self._hits(text, _nouns_near(text, ends))
+
+    def _hits(self, text: str, nouns: Iterable[re.Match[str]]) -> Iterator[Hit]:
+        resume = 0
+        for noun in nouns:
+            if noun.start() < resume:
+                continue
+            match = self.after.match(text, noun.end())
+            if match is None:
+                continue
+            label = _label_before(
+                text, noun.start(), noun.end(), self.words_before, self.identifier
+            )
+            strength = _label_strength(label) if label else None
             if strength is None:
                 continue
             start, end, quoted = _value_span(match)
@@ -191,32 +281,34 @@ class _LabelledRule:
             bare_after_space = not quoted and not sep.strip() and strength is not Strength.STRONG
             if bare_after_space and not (len(value) >= 20 and has_char_classes(value, 3)):
                 continue  # `api key 3f…` with nothing between: only a value no word could be
-            if value.lower() in (w.lower() for w in _WORD_CHARS.findall(match.group("label"))):
+            if value.lower() in (w.lower() for w in _WORD_CHARS.findall(label)):
                 continue
             if _generated(value, strength, quoted=quoted):
+                resume = end
                 yield Hit(start, end, self.kind, self.name)
-                for first, last in companions_near(text, match.group("label"), start):
+                for first, last in companions_near(text, label, start):
                     yield Hit(first, last, self.kind, self.name)
 
 
 LOOSE_LABEL = _LabelledRule(
     name="labelled-secret",
-    regex=_LOOSE,
+    after=_LOOSE,
     gates=_loose_gates(),
     reference="separators as written in service docs and logs: ` - `, `->`, `|` table cells, "
     "tabs, `is`; judged like dotenv.py's names (own rule)",
 )
 PROSE_LABEL = _LabelledRule(
     name="labelled-secret-prose",
-    regex=_PROSE,
+    after=_PROSE,
+    words_before=0,
     gates=(
         Gate(
-            r"(?:token|key|password|secret)[ \t][^\n:]{1,40}:[ \t]+(?:"
+            r"(?:token|key|password|secret)[ \t][^\n:]{1,40}:[ \t]{1,8}(?:"
             + _TEXT_QUOTE
             + "|"
             + _TOKEN_START
             + ")",
-            r"(?:token|key|password|secret)[ ](?:[^:\\]|\\[^n]){1,40}:[ ]+(?:"
+            r"(?:token|key|password|secret)[ ](?:[^:\\]|\\[^n]){1,40}:[ ]{1,8}(?:"
             + QUOTE_RAW
             + "|"
             + _TOKEN_START
@@ -227,12 +319,13 @@ PROSE_LABEL = _LabelledRule(
 )
 NEXT_LINE_LITERAL = _LabelledRule(
     name="labelled-secret-next-line",
-    regex=_NEXT_LINE,
+    after=_NEXT_LINE,
+    identifier=True,
     gates=(
         Gate(
-            rf"{_STEM}[\"']?[ \t]*(?::?=|:|\{{|\()?[ \t]*\r?\n[ \t]*(?:=[ \t]*)?{_TEXT_QUOTE}",
-            rf"{_STEM}{QUOTE_RAW}?[ ]*(?::?=|:|\{{|\()?[ ]*{_RAW_NL}(?:[ ]|{_RAW_TAB})*"
-            rf"(?:=[ ]*)?{QUOTE_RAW}",
+            rf"{_STEM}[\"']?[ \t]{{0,8}}(?::?=|:|\{{|\()?[ \t]{{0,8}}\r?\n[ \t]{{0,8}}(?:=[ \t]{{0,8}})?{_TEXT_QUOTE}",
+            rf"{_STEM}{QUOTE_RAW}?[ ]{{0,8}}(?::?=|:|\{{|\()?[ ]{{0,8}}{_RAW_NL}(?:[ ]|{_RAW_TAB}){{0,8}}"
+            rf"(?:=[ ]{{0,8}})?{QUOTE_RAW}",
         ),
     ),
     reference="a string literal on the line after its name (C#, Java, JS, C++ style; own rule)",
