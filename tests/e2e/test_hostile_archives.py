@@ -8,11 +8,14 @@ a real process (one under an address-space limit)."""
 
 from __future__ import annotations
 
+import os
 import resource
 import signal
+import stat
 import subprocess
 import sys
 import tarfile
+import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -281,3 +284,30 @@ def test_a_full_disk_in_restore_is_a_plain_io_error_with_the_path(world: Sandbox
 
 def test_bundle_error_is_the_base(world: Sandbox) -> None:
     assert issubclass(BundleError, ScrubberError)
+
+
+def test_restore_across_file_systems_copies_and_leaves_no_temp(tmp_path: Path) -> None:
+    shm = Path("/dev/shm")
+    if not shm.is_dir() or not os.access(shm, os.W_OK):
+        pytest.skip("no second file system at /dev/shm")
+    with tempfile.TemporaryDirectory(dir=shm) as other:
+        home = Path(other) / "scrub-home"
+        config = tmp_path / "config"
+        config.mkdir()
+        if Path(other).stat().st_dev == config.stat().st_dev:
+            pytest.skip("/dev/shm is on the same file system")
+        hostile = legit(Member(f"debug/{SESSION}.txt", b"debug\n"))
+        archive = hostile_archive(hostile, RECIPIENT, tmp_path / "ok.tar.gz.age")
+        restore_archive(archive, [IDENTITY], config, home=home)
+        assert (config / TRANSCRIPT).read_bytes() == transcript_bytes()
+        for path in (config / TRANSCRIPT, config / f"debug/{SESSION}.txt"):
+            assert stat.S_IMODE(path.stat().st_mode) == 0o600
+        assert [p.name for p in config.rglob("*") if p.name.endswith(".tmp")] == []
+        assert list((home / "staging").iterdir()) == []
+        # An existing, different file is not replaced without --force, across file systems too.
+        (config / f"debug/{SESSION}.txt").write_bytes(b"changed\n")
+        with pytest.raises(ScrubberError, match="already in"):
+            restore_archive(archive, [IDENTITY], config, home=home)
+        restore_archive(archive, [IDENTITY], config, home=home, force=True)
+        assert (config / f"debug/{SESSION}.txt").read_bytes() == b"debug\n"
+        assert [p.name for p in config.rglob("*") if p.name.endswith(".tmp")] == []
