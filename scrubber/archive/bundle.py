@@ -15,7 +15,10 @@ caught (`BundleChangedError`) instead of archived inconsistently. Memory stays c
 are read in blocks, the tar and gzip layers stream, nothing is held whole.
 
 Unpacking refuses anything a session bundle never contains: absolute paths, `..`, links,
-devices, members the manifest does not list, duplicates, sizes or hashes that differ.
+devices, members the manifest does not list, duplicates, sizes or hashes that differ. It reads
+the tar stream with a reader of our own (`tar_reader`), which caps every header before reading
+it: anyone who knows the recipient can make an archive (issue 11). Which paths a restore may
+write is the caller's check (`admit`), run on the manifest before any member is read.
 
 Standard library only (plus errors): the caller hands in an output file object, which may be an
 `age.EncryptingWriter`, and an input one, which may be an `age.DecryptingReader`.
