@@ -60,6 +60,9 @@ class FileAudit:
     mtime_ns: int = 0  # as the file was when the scan began (the audit cache is keyed on it)
     error: str | None = None  # set when the file could not be read at all
     title: str | None = None  # redacted
+    # Line number by byte offset, of the lines with findings: where counting lines starts
+    # when a copy of a found value is placed (value_copies.LineNumbers).
+    line_starts: dict[int, int] = field(default_factory=dict, repr=False)
 
 
 @dataclass(slots=True)
@@ -281,6 +284,7 @@ def add_copies(
                 history,
                 audit_result.findings,
                 index,
+                audit_result.line_starts,
             )
         except OSError as exc:
             audit_result.error = f"cannot read: {exc.strerror or exc}"
@@ -348,8 +352,9 @@ def _scan_transcript(
             progress(pending)
             pending = 0
         _collect(scan, target, result.findings, result.problems)
-        if scan is not None:
+        if scan is not None and scan.leaves:
             note_scan(known, scan, scope)
+            result.line_starts[raw.offset] = raw.number
     if progress and pending:
         progress(pending)
 
@@ -365,6 +370,7 @@ class _PartScan:
     deferred: list[tuple[int, int]] = field(default_factory=list)
     calls: dict[str, ToolCall] = field(default_factory=dict)
     known: KnownValues = field(default_factory=KnownValues)  # back to the parent, in memory
+    line_starts: dict[int, int] = field(default_factory=dict)  # numbers within the part
 
 
 def _scan_part(job: tuple[ScanTarget, int, int, bool]) -> _PartScan:
@@ -380,8 +386,9 @@ def _scan_part(job: tuple[ScanTarget, int, int, bool]) -> _PartScan:
                 continue
             scan = file_scan.scan_raw(raw)
             _collect(scan, target, part.findings, part.problems)
-            if scan is not None:
+            if scan is not None and scan.leaves:
                 note_scan(part.known, scan, _scope(target))
+                part.line_starts[raw.offset] = raw.number
     part.calls = file_scan.calls_seen()
     return part
 
@@ -422,9 +429,11 @@ def _scan_transcript_in_parts(
     before = 0
     known: dict[str, ToolCall] = {}
     with target.path.open("rb", buffering=IO_BUFFER) as stream:
-        for part in parts:
+        for part, (part_start, _) in zip(parts, bounds, strict=True):
             shift = before
             values.update(part.known)
+            result.line_starts[part_start] = shift + 1
+            result.line_starts.update((o, n + shift) for o, n in part.line_starts.items())
             result.findings.extend(replace(f, line=f.line + shift) for f in part.findings)
             result.problems.extend((n + shift, problem) for n, problem in part.problems)
             if part.deferred:
@@ -435,8 +444,9 @@ def _scan_transcript_in_parts(
                     raw = next(iter_raw_lines(stream, offset=offset, number=number + shift))
                     scan = file_scan.scan_raw(raw)
                     _collect(scan, target, result.findings, result.problems)
-                    if scan is not None:
+                    if scan is not None and scan.leaves:
                         note_scan(values, scan, _scope(target))
+                        result.line_starts[offset] = number + shift
             known.update(part.calls)
             before += part.lines
     result.findings.sort(key=lambda f: f.line)  # stable: within a line, the walk order

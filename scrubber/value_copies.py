@@ -11,8 +11,9 @@ rewritten (string leaves only, never a protected field).
 from __future__ import annotations
 
 import bisect
+import os
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -42,6 +43,7 @@ from scrubber.transcript.jsonl import RawLine, json_loads_for_strings, parse_lin
 
 FINGERPRINT_SHOWN = 16  # as in pipeline.py: the hex digits of a fingerprint a report shows
 _BINARY_SNIFF = 8192
+_COUNT_BLOCK = 1 << 20
 
 
 def note_scan(known: KnownValues, scan: LineScan, scope: Scope | None) -> None:
@@ -61,7 +63,6 @@ def note_scan(known: KnownValues, scan: LineScan, scope: Scope | None) -> None:
 class LineCopies:
     """The copies on one line of a file (JSON lines: by pointer; others: spans of the text)."""
 
-    number: int
     start: int  # byte offsets of the line in its block
     end: int
     record: dict[str, Any] | None
@@ -81,12 +82,8 @@ def jsonl_copies(block: Block, index: ValueIndex, scope: Scope | None) -> Iterat
     """The copies on the candidate lines of a block of a JSONL file. `scope`: as for
     `note_scan` (None: each line's own `sessionId`)."""
     data = block.data
-    number = block.first_line
-    counted = 0
     for start, end, numbers in block.candidates:
-        number += data.count(b"\n", counted, start)
-        counted = start
-        line = parse_line(RawLine(number, start, data[start:end], True), json_loads_for_strings)
+        line = parse_line(RawLine(0, start, data[start:end], True), json_loads_for_strings)
         record = line.record
         where = scope
         if where is None:
@@ -103,19 +100,19 @@ def jsonl_copies(block: Block, index: ValueIndex, scope: Scope | None) -> Iterat
             text = line.text()
             copies = [Copy(None, s, e, n) for s, e, n in index.find(text, wanted)]
         if copies:
-            yield LineCopies(number, start, end, record, copies)
+            yield LineCopies(start, end, record, copies)
 
 
 def text_copies(block: Block, index: ValueIndex, scope: Scope) -> list[tuple[int, int, int, int]]:
-    """Copies in a block of a plain-text file, as (line number, start, end, value number) with
-    spans in code points from the start of that line (a multi-line value runs past its end,
+    """Copies in a block of a plain-text file, as (line in the block, from 0, start, end, value
+    number) with    spans in code points from the start of that line (a multi-line value runs past its end,
     as the scanner reports a PEM block)."""
     if not block.candidates:
         return []
     wanted = {n for _, _, numbers in block.candidates for n in numbers if scope in index.scopes(n)}
     if not wanted:
         return []
-    text = block.data.decode("utf-8", errors="surrogateescape")
+    text = str(block.view(), "utf-8", errors="surrogateescape")
     found = index.find(text, wanted)
     if not found:
         return []
@@ -127,7 +124,7 @@ def text_copies(block: Block, index: ValueIndex, scope: Scope) -> list[tuple[int
     result = []
     for start, end, n in found:
         i = bisect.bisect_right(starts, start) - 1
-        result.append((block.first_line + i, start - starts[i], end - starts[i], n))
+        result.append((i, start - starts[i], end - starts[i], n))
     return result
 
 
@@ -141,6 +138,7 @@ def audit_copies(
     history: bool,
     existing: Sequence[Finding],
     index: ValueIndex,
+    line_starts: Mapping[int, int],
 ) -> list[Finding]:
     """The findings by value in one file: copies of the index's values (for the file's
     session, or each line's in history.jsonl) that no finding covers yet."""
@@ -152,22 +150,54 @@ def audit_copies(
         covered.setdefault((finding.line, finding.json_path), []).append(finding.span)
     new: list[Finding] = []
     with path.open("rb") as stream:
+        numbers = LineNumbers(stream.fileno(), line_starts)
         for block in blocks(stream, index):
             if not block.candidates:
                 continue
             if is_transcript:
                 for line in jsonl_copies(block, index, scope):
-                    new.extend(_line_findings(path, line, session_id, covered, index))
+                    number = numbers.at(block.file_offset(line.start))
+                    new.extend(_line_findings(path, number, line, session_id, covered, index))
             else:
                 assert scope is not None  # noqa: S101 - only history.jsonl has no one scope
-                for number, start, end, n in text_copies(block, index, scope):
+                for i, start, end, n in text_copies(block, index, scope):
                     copy = Copy(None, start, end, n)
+                    number = numbers.at(block.offset) + i
                     new.extend(_findings(path, number, copy, session_id, None, covered, index))
     return new
 
 
+class LineNumbers:
+    """The line numbers of line starts in one file, counted only when asked, from the nearest
+    line start whose number is known (a line with a finding, a part's first line): a file
+    whose copies are all findings already costs no count."""
+
+    def __init__(self, fd: int, known: Mapping[int, int]) -> None:
+        self._fd = fd
+        pairs = sorted({0: 1, **known}.items())
+        self._offsets = [offset for offset, _ in pairs]
+        self._numbers = [number for _, number in pairs]
+
+    def at(self, offset: int) -> int:
+        i = bisect.bisect_right(self._offsets, offset) - 1
+        start, number = self._offsets[i], self._numbers[i]
+        if start == offset:
+            return number
+        at = start
+        while at < offset:
+            chunk = os.pread(self._fd, min(_COUNT_BLOCK, offset - at), at)
+            if not chunk:
+                break
+            number += chunk.count(b"\n")
+            at += len(chunk)
+        self._offsets.insert(i + 1, offset)
+        self._numbers.insert(i + 1, number)
+        return number
+
+
 def _line_findings(
     path: Path,
+    number: int,
     line: LineCopies,
     session_id: str | None,
     covered: dict[tuple[int, str | None], list[tuple[int, int]]],
@@ -179,7 +209,7 @@ def _line_findings(
     for copy in line.copies:
         yield from _findings(
             path,
-            line.number,
+            number,
             copy,
             session if isinstance(session, str) else session_id,
             uuid if isinstance(uuid, str) else None,
@@ -259,22 +289,22 @@ def rewrite_copies(
     structure); thinking text only when `redact_thinking`."""
     for block in blocks(stream, index):
         if not block.candidates:
-            yield block.data
+            yield bytes(block.view())  # a rare path: only files with copies are rewritten
             continue
         data = block.data
         if not is_jsonl:
             yield _rewrite_text_block(block, index, scope, counts)
             continue
-        cursor = 0
+        cursor = block.lo
         for line in jsonl_copies(block, index, scope):
             old = data[line.start : line.end]
             new = _rewrite_line(old, line, index, counts, redact_thinking)
             if new != old:
                 counts.lines_changed += 1
-                yield data[cursor : line.start]
+                yield bytes(block.view(cursor, line.start))
                 yield new
                 cursor = line.end
-        yield data[cursor:]
+        yield bytes(block.view(cursor))
 
 
 def rewrite_line_copies(
@@ -286,7 +316,7 @@ def rewrite_line_copies(
     redact_thinking: bool,
 ) -> bytes:
     """One JSONL line (without its newline) with its copies of known values replaced."""
-    block = Block(data, 1, index.line_candidates(data))
+    block = Block(data, 0, index.line_candidates(data))
     for line in jsonl_copies(block, index, scope):
         new = _rewrite_line(data, line, index, counts, redact_thinking)
         if new != data:
@@ -314,21 +344,19 @@ def _rewrite_line(
             return rewrite_text_line(old, sorted(edits.get(None, [])))
         return rewrite_json_line(old, {p: sorted(e) for p, e in edits.items() if p is not None})
     except RewriteError as exc:
-        raise ScrubberError(
-            f"line {line.number}: could not rewrite the line in place ({exc.message})"
-        ) from None
+        raise ScrubberError(f"could not rewrite a line in place ({exc.message})") from None
 
 
 def _rewrite_text_block(
     block: Block, index: ValueIndex, scope: Scope | None, counts: CopyCounts
 ) -> bytes:
     if scope is None:
-        return block.data
+        return bytes(block.view())
     wanted = {n for _, _, numbers in block.candidates for n in numbers if scope in index.scopes(n)}
-    text = block.data.decode("utf-8", errors="surrogateescape")
+    text = str(block.view(), "utf-8", errors="surrogateescape")
     found = index.find(text, wanted) if wanted else []
     if not found:
-        return block.data
+        return bytes(block.view())
     for _, _, n in found:
         counts.replaced += 1
         counts.by_kind[index.info(n).kind] += 1

@@ -215,25 +215,28 @@ class ValueIndex:
     def scopes(self, number: int) -> frozenset[Scope]:
         return self._scopes[number]
 
-    def line_candidates(self, data: bytes) -> list[tuple[int, int, frozenset[int]]]:
-        """For a block of whole lines: (start, end) of each line where a value may occur (its
-        anchor does), and which values; in order."""
-        if self._matcher is None or not data:
+    def line_candidates(
+        self, data: bytes, lo: int = 0, hi: int | None = None
+    ) -> list[tuple[int, int, frozenset[int]]]:
+        """For the whole lines of `data[lo:hi]`: (start, end) in `data` of each line where a
+        value may occur (its anchor does), and which values; in order."""
+        hi = len(data) if hi is None else hi
+        if self._matcher is None or hi <= lo:
             return []
         found: list[tuple[int, int, set[int]]] = []
         anchors, lengths = self._anchors, self._lengths
         for gate, end in sorted(self._matcher.events(data), key=lambda event: event[1]):
             start = end - lengths[gate]
+            if start < lo or end > hi:
+                continue
             if found and start < found[-1][1]:
                 found[-1][2].update(anchors[gate][1])
                 continue
             # Events come in order, so each search for a line's edges stops at the last line's.
-            low = found[-1][1] if found else 0
+            low = found[-1][1] if found else lo
             line_start = data.rfind(b"\n", low, start) + 1 or low
-            line_end = data.find(b"\n", end)
-            found.append(
-                (line_start, len(data) if line_end < 0 else line_end, set(anchors[gate][1]))
-            )
+            line_end = data.find(b"\n", end, hi)
+            found.append((line_start, hi if line_end < 0 else line_end, set(anchors[gate][1])))
         return [(s, e, frozenset(v)) for s, e, v in found]
 
     def find(self, text: str, numbers: Iterable[int]) -> list[tuple[int, int, int]]:
@@ -364,30 +367,52 @@ def _at(record: Mapping[str, Any], pointer: str) -> str | None:
 
 @dataclass(slots=True)
 class Block:
-    """Whole lines of a file, with where values may occur in them."""
+    """Whole lines of a file, `data[lo:hi]`, with where values may occur in them (offsets in
+    `data`: a block is often the middle of what one read returned, not a copy of it)."""
 
     data: bytes
-    first_line: int  # the number of its first line (1-based)
+    offset: int  # where `data[lo]` is in the file
     candidates: list[tuple[int, int, frozenset[int]]] = field(default_factory=list)
+    lo: int = 0
+    hi: int | None = None
+
+    def view(self, start: int | None = None, end: int | None = None) -> memoryview:
+        """Its bytes from `start` to `end` (offsets in `data`; its edges by default)."""
+        low = self.lo if start is None else start
+        high = (len(self.data) if self.hi is None else self.hi) if end is None else end
+        return memoryview(self.data)[low:high]
+
+    def file_offset(self, position: int) -> int:
+        return self.offset + position - self.lo
 
 
 def blocks(stream: IO[bytes], index: ValueIndex) -> Iterator[Block]:
-    """A file from its current position in blocks of whole lines (a line longer than a block
-    is one block), each with its candidate lines; every byte is in exactly one block."""
-    number = 1
-    pieces: list[bytes] = []  # a line longer than a block, gathered without recopying
+    """A file from its current position in blocks of whole lines, each with its candidate
+    lines; every byte is in exactly one block. A read's whole lines are one block, uncopied;
+    a line across reads is a block of its own. Lines are not counted here (see
+    value_copies.LineNumbers): most files hold no copy."""
+    offset = stream.tell()
+    rest: list[bytes] = []  # the start of a line that runs into the next read
     while True:
         chunk = stream.read(_BLOCK)
         if not chunk:
-            if pieces:
-                data = b"".join(pieces)
-                yield Block(data, number, index.line_candidates(data))
+            if rest:
+                data = b"".join(rest)
+                yield Block(data, offset, index.line_candidates(data))
             return
-        cut = chunk.rfind(b"\n") + 1
-        if cut == 0:
-            pieces.append(chunk)
+        first = chunk.find(b"\n") + 1
+        if first == 0:
+            rest.append(chunk)
             continue
-        data = b"".join([*pieces, chunk[:cut]])
-        pieces = [chunk[cut:]] if cut < len(chunk) else []
-        yield Block(data, number, index.line_candidates(data))
-        number += data.count(b"\n")
+        lo = 0
+        if rest:
+            head = b"".join([*rest, chunk[:first]])
+            yield Block(head, offset, index.line_candidates(head))
+            offset += len(head)
+            rest, lo = [], first
+        cut = chunk.rfind(b"\n") + 1
+        if cut > lo:
+            yield Block(chunk, offset, index.line_candidates(chunk, lo, cut), lo, cut)
+            offset += cut - lo
+        if cut < len(chunk):
+            rest = [chunk[cut:]]
