@@ -438,7 +438,7 @@ class PipelineActions:
         scanner = pipeline.build_scanner(ctx.policy, ctx.home)
         if not ctx.transcript.is_file():
             raise InputError(f"cannot read {ctx.transcript}: no such file")
-        report = pipeline.audit(session_targets(ctx), scanner)
+        report = pipeline.audit(session_targets(ctx), scanner, env=ctx.env)
         totals = report.totals()
         pipeline.update_audit_cache(ctx.home, report)
         return {
@@ -545,14 +545,15 @@ def _redact_copy(ctx: JobContext) -> Mapping[str, Any]:
     """Redacted copies under `$SCRUB_HOME/redacted/`, shaped like the config dir (never under
     `projects/`, where Claude Code's sweep deletes every top-level `*.jsonl`)."""
     from scrubber import pipeline
-    from scrubber.redacting import redact_copy
+    from scrubber.redacting import redact_copies
 
     scanner = pipeline.build_scanner(ctx.policy, ctx.home)
     dest_root = paths.redacted_dir(ctx.home)
-    results = []
-    for source in bundle_files(ctx):
-        dest = dest_root / source.relative_to(ctx.config_dir)
-        results.append(redact_copy(source, dest, scanner, thinking=ctx.policy.redaction.thinking))
+    # All of the session's files at once: a value found in one is redacted in all of them.
+    pairs = [
+        (source, dest_root / source.relative_to(ctx.config_dir)) for source in bundle_files(ctx)
+    ]
+    results = redact_copies(pairs, scanner, thinking=ctx.policy.redaction.thinking, env=ctx.env)
     summary = _redaction_summary(results)
     summary["destination"] = str(dest_root / ctx.transcript.relative_to(ctx.config_dir))
     return summary
@@ -562,11 +563,12 @@ def _redact_in_place(ctx: JobContext) -> Mapping[str, Any]:
     """Rewrite the session's files with secrets replaced (thinking text untouched: reported).
     The lock folder is the one `scrub redact --in-place` uses, so the two never overlap."""
     from scrubber import pipeline
-    from scrubber.redacting import redact_in_place
+    from scrubber.redacting import redact_files_in_place
 
     scanner = pipeline.build_scanner(ctx.policy, ctx.home)
     lock_dir = paths.state_dir(ctx.home) / "locks"
-    results = [redact_in_place(source, scanner, lock_dir) for source in bundle_files(ctx)]
+    # All of the session's files at once: a value found in one is redacted in all of them.
+    results = redact_files_in_place(bundle_files(ctx), scanner, lock_dir, env=ctx.env)
     return _redaction_summary(results)
 
 

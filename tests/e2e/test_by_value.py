@@ -10,6 +10,7 @@ are built at run time.
 from __future__ import annotations
 
 import json
+import os
 import random
 from collections.abc import Callable
 from pathlib import Path
@@ -18,8 +19,10 @@ import pytest
 
 from scrubber.demo import fake_aws_secret_key
 from scrubber.detection.known_values import KnownValues
+from scrubber.hooks.spool import Job
+from scrubber.hooks.worker import JobContext, PipelineActions
 from scrubber.pipeline import build_scanner
-from scrubber.policy.model import Policy
+from scrubber.policy.model import Policy, SessionEndAction
 from scrubber.redacting import redact_copies, redact_files_in_place
 from tests.conftest import CliResult, Sandbox
 
@@ -228,3 +231,30 @@ def test_single_file_copy_removes_a_copy_before_the_finding(
     done = scrub_cli("redact", source, "--output", out)
     assert done.returncode == 0, done.output
     _assert_clean_and_same_shape(source, out, secret)
+
+
+@pytest.mark.parametrize("action", [SessionEndAction.REDACT_COPY, SessionEndAction.REDACT_IN_PLACE])
+def test_the_worker_redacts_copies_across_the_session(
+    sandbox: Sandbox, secret: str, action: SessionEndAction
+) -> None:
+    """SessionEnd's actions go through the same code: the copy on the err line goes too."""
+    transcript = build_world(sandbox.config, secret)
+    keep = sandbox.root / "original.jsonl"
+    keep.write_bytes(transcript.read_bytes())
+    ctx = JobContext(
+        job=Job(SESSION, str(transcript)),
+        transcript=transcript,
+        config_dir=sandbox.config,
+        home=sandbox.scrub_home,
+        policy=Policy(),
+        env=dict(os.environ),
+    )
+    summary = PipelineActions().run(action, ctx)
+    assert summary["replaced"] == 4  # 3 copies in the transcript, 1 in tool-results
+    if action is SessionEndAction.REDACT_COPY:
+        written = sandbox.scrub_home / "redacted" / transcript.relative_to(sandbox.config)
+    else:
+        written = transcript
+    _assert_clean_and_same_shape(keep, written, secret)
+    audit = PipelineActions().summarize(ctx)
+    assert audit["occurrences"] == (4 if action is SessionEndAction.REDACT_COPY else 0)
