@@ -1,0 +1,49 @@
+"""Copies of found values across the parts of a parallel scan (issue 12): a value found in the
+last part reaches its copy in the first, in audit and in redaction, as with one process."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from scrubber import parallel, pipeline
+from scrubber.demo import fake_aws_secret_key
+from scrubber.policy.model import Policy
+from scrubber.redacting import redact_copy
+from tests.conftest import Sandbox
+
+
+def _world(path: Path, secret: str) -> None:
+    lines = [{"type": "user", "message": {"role": "user", "content": f"err {secret}"}}]
+    lines += [
+        {"type": "user", "message": {"role": "user", "content": f"line {i} " + "x" * 200}}
+        for i in range(400)
+    ]
+    lines.append(
+        {"type": "user", "message": {"role": "user", "content": f"AWS_SECRET_ACCESS_KEY={secret}"}}
+    )
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_value_found_in_the_last_part_reaches_the_first(
+    sandbox: Sandbox, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, jobs: int
+) -> None:
+    secret = fake_aws_secret_key(random.Random(99))
+    source = tmp_path / "s.jsonl"
+    _world(source, secret)
+    monkeypatch.setenv("SCRUB_JOBS", str(jobs))
+    monkeypatch.setattr(parallel, "BYTES_PER_JOB", 16 * 1024)
+    assert parallel.scan_jobs(source.stat().st_size) == jobs
+    scanner = pipeline.build_scanner(Policy(), sandbox.scrub_home)
+    target = pipeline.ScanTarget(source, True, "s", None, None)
+    report = pipeline.audit([target], scanner)
+    found = sorted((f.line, f.by_value) for f in report.findings)
+    assert found == [(1, True), (402, False)]
+    out = tmp_path / "out.jsonl"
+    result = redact_copy(source, out, scanner)
+    assert result.replaced == 2 and secret not in out.read_text()
+    assert len(out.read_text().splitlines()) == 402
