@@ -29,6 +29,7 @@ from scrubber.detection.placeholder import (
 )
 from scrubber.detection.prefilter import gate_matcher
 from scrubber.detection.rules.base import PatternRule
+from scrubber.detection.string_copies import copies_in_same_string
 from scrubber.policy.model import Allowlist
 from scrubber.transcript.jsonl import (
     Line,
@@ -428,6 +429,7 @@ class SecretScanner:
     def _finish(self, text: str, hits: list[Hit]) -> tuple[FoundSecret, ...]:
         found = []
         pragma = _ALLOWLIST_PRAGMA in text
+        hits = [*hits, *copies_in_same_string(text, hits)]
         for hit in resolve_overlaps(hits):
             value = text[hit.start : hit.end]
             if not value.strip():
