@@ -30,7 +30,7 @@ from scrubber.errors import InputError, UsageError
 from scrubber.policy.model import Policy
 from scrubber.transcript import sessions as session_discovery
 from scrubber.transcript.jsonl import IO_BUFFER, iter_raw_lines
-from scrubber.value_copies import audit_copies, note_scan, scope_of
+from scrubber.value_copies import add_copies, note_scan, scope_of
 
 Progress = Callable[[int], None]  # called with the number of bytes just processed
 
@@ -257,41 +257,6 @@ def audit(
     return AuditReport(
         files, permission_warnings(t.target.path for t in files if t.target.is_transcript)
     )
-
-
-def add_copies(
-    files: Sequence[FileAudit], known: KnownValues, env: Mapping[str, str] | None = None
-) -> None:
-    """Add to each file's findings the copies of `known` values no detector found there."""
-    if not len(known):
-        return
-    env = os.environ if env is None else env
-    index = known.index(env.get("SCRUB_PREFILTER", "auto") or "auto")
-    scopes = known.scopes()
-    for audit_result in files:
-        target = audit_result.target
-        history = target.role == "history"
-        scope = scope_of(target.session_id, target.path)
-        if audit_result.title:
-            audit_result.title = index.redact(audit_result.title, scope)
-        if audit_result.error or (not history and scope not in scopes):
-            continue
-        try:
-            new = audit_copies(
-                target.path,
-                target.is_transcript,
-                target.session_id,
-                history,
-                audit_result.findings,
-                index,
-                audit_result.line_starts,
-            )
-        except OSError as exc:
-            audit_result.error = f"cannot read: {exc.strerror or exc}"
-            continue
-        if new:
-            audit_result.findings.extend(new)
-            audit_result.findings.sort(key=lambda f: f.line)  # stable: detectors' first
 
 
 def _scope(target: ScanTarget) -> Scope | None:

@@ -16,7 +16,7 @@ from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from scrubber.detection.finding import Finding
 from scrubber.detection.known_values import (
@@ -40,6 +40,9 @@ from scrubber.redaction.rewrite import (
     rewrite_text_line,
 )
 from scrubber.transcript.jsonl import RawLine, json_loads_for_strings, parse_line
+
+if TYPE_CHECKING:
+    from scrubber.pipeline import FileAudit
 
 FINGERPRINT_SHOWN = 16  # as in pipeline.py: the hex digits of a fingerprint a report shows
 _BINARY_SNIFF = 8192
@@ -165,6 +168,41 @@ def audit_copies(
                     number = numbers.at(block.offset) + i
                     new.extend(_findings(path, number, copy, session_id, None, covered, index))
     return new
+
+
+def add_copies(
+    files: Sequence[FileAudit], known: KnownValues, env: Mapping[str, str] | None = None
+) -> None:
+    """Add to each file's findings the copies of `known` values no detector found there."""
+    if not len(known):
+        return
+    env = os.environ if env is None else env
+    index = known.index(env.get("SCRUB_PREFILTER", "auto") or "auto")
+    scopes = known.scopes()
+    for audit_result in files:
+        target = audit_result.target
+        history = target.role == "history"
+        scope = scope_of(target.session_id, target.path)
+        if audit_result.title:
+            audit_result.title = index.redact(audit_result.title, scope)
+        if audit_result.error or (not history and scope not in scopes):
+            continue
+        try:
+            new = audit_copies(
+                target.path,
+                target.is_transcript,
+                target.session_id,
+                history,
+                audit_result.findings,
+                index,
+                audit_result.line_starts,
+            )
+        except OSError as exc:
+            audit_result.error = f"cannot read: {exc.strerror or exc}"
+            continue
+        if new:
+            audit_result.findings.extend(new)
+            audit_result.findings.sort(key=lambda f: f.line)  # stable: detectors' first
 
 
 class LineNumbers:

@@ -545,7 +545,7 @@ def _redact_copy(ctx: JobContext) -> Mapping[str, Any]:
     """Redacted copies under `$SCRUB_HOME/redacted/`, shaped like the config dir (never under
     `projects/`, where Claude Code's sweep deletes every top-level `*.jsonl`)."""
     from scrubber import pipeline
-    from scrubber.redacting import redact_copies
+    from scrubber.session_redacting import redact_copies
 
     scanner = pipeline.build_scanner(ctx.policy, ctx.home)
     dest_root = paths.redacted_dir(ctx.home)
@@ -563,7 +563,7 @@ def _redact_in_place(ctx: JobContext) -> Mapping[str, Any]:
     """Rewrite the session's files with secrets replaced (thinking text untouched: reported).
     The lock folder is the one `scrub redact --in-place` uses, so the two never overlap."""
     from scrubber import pipeline
-    from scrubber.redacting import redact_files_in_place
+    from scrubber.session_redacting import redact_files_in_place
 
     scanner = pipeline.build_scanner(ctx.policy, ctx.home)
     lock_dir = paths.state_dir(ctx.home) / "locks"

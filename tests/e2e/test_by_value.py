@@ -23,7 +23,7 @@ from scrubber.hooks.spool import Job
 from scrubber.hooks.worker import JobContext, PipelineActions
 from scrubber.pipeline import build_scanner
 from scrubber.policy.model import Policy, SessionEndAction
-from scrubber.redacting import redact_copies, redact_files_in_place
+from scrubber.session_redacting import redact_copies, redact_files_in_place
 from tests.conftest import CliResult, Sandbox
 
 SESSION = "5b1f0c3e-7d2a-4c1b-9e8f-0a1b2c3d4e5f"
@@ -258,3 +258,19 @@ def test_the_worker_redacts_copies_across_the_session(
     _assert_clean_and_same_shape(keep, written, secret)
     audit = PipelineActions().summarize(ctx)
     assert audit["occurrences"] == (4 if action is SessionEndAction.REDACT_COPY else 0)
+
+
+# The CLI still calls redact_copy / redact_in_place file by file (redact_cmd.py is not ours):
+# once it calls redact_copies / redact_files_in_place, this passes and strict xfail says so.
+@pytest.mark.xfail(strict=True, reason="redact_cmd.py: wire redact_copies/redact_files_in_place")
+@pytest.mark.parametrize("in_place", [False, True])
+def test_cli_redact_session_removes_the_copy(
+    sandbox: Sandbox, scrub_cli: Callable[..., CliResult], secret: str, in_place: bool
+) -> None:
+    transcript = build_world(sandbox.config, secret)
+    done = scrub_cli("redact", "--session", SESSION, *(["--in-place"] if in_place else []))
+    assert done.returncode == 0, done.output
+    written = transcript
+    if not in_place:
+        written = sandbox.scrub_home / "redacted" / transcript.relative_to(sandbox.config)
+    assert secret not in written.read_text()
