@@ -97,7 +97,7 @@ def test_thousands_of_copies_on_one_line(engine: str) -> None:
     value = _token(rng)
     index = _index([value], engine)
     line = json.dumps({"stderr": " ".join([value] * 5000), "uuid": value}).encode()
-    [(start, end, numbers)] = index.line_candidates(line + b"\n")
+    [(_, _, numbers)] = index.line_candidates(line + b"\n")
     record = json.loads(line)
     copies = kv.record_copies(record, index, numbers)
     assert len(copies) == 5000 and {c.pointer for c in copies} == {"/stderr"}  # never uuid
