@@ -49,14 +49,21 @@ _NOT_SECRET_LAST = frozenset(
         "stdin", "fd", "env", "from", "source", "cmd", "command", "program", "helper", "prompt",
         "file", "files", "path", "dir", "name", "id", "ids", "type", "url", "uri", "store",
         "ring", "chain", "vault", "length", "bits", "size", "len", "out", "output", "format",
-        "algorithm", "server", "host", "endpoint", "mode", "only", "ref", "arn",
+        "algorithm", "server", "host", "endpoint", "mode", "only", "ref", "arn", "outfile",
+        "infile", "units", "unit", "validity", "duration", "seconds", "configurations", "infos",
+        "info", "count", "signature",
     }
 )  # fmt: skip
 # Words anywhere in a flag that make it about something else: `--no-auth`, `--skip-token`,
-# `--show-secret` (a switch), `--key-vault-name`, `--ssh-key` (usually a path or a name).
+# `--show-secret` (a switch), `--ssh-key` (usually a path or a name), and tokens that are ids or
+# cursors: `--starting-token` (AWS CLI pagination), `--registration-token`, `--device-key`
+# (Cognito's device id), `--copy-product-token` (an idempotency token).
 _NOT_SECRET_WORDS = frozenset(
-    {"no", "skip", "show", "hide", "without", "disable", "enable", "use", "ssh", "gpg", "pgp"}
-)
+    {
+        "no", "skip", "show", "hide", "without", "disable", "enable", "use", "ssh", "gpg", "pgp",
+        "starting", "registration", "device", "copy", "work", "pagination", "idempotency",
+    }
+)  # fmt: skip
 # Names written in one word (flags and query parameters often are) that end in a word that makes
 # them a key: `-storagekey`, `tokenkey`, `authkey`, `subscriptionkey`.
 _RUN_TOGETHER = re.compile(
