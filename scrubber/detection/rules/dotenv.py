@@ -347,7 +347,7 @@ _UNQUOTED = re.compile(r"""(?:[^\s"'`\\;,<>]|\\(?![nrt"'\\/]))+""")
 _MAX_VALUE = 4096
 _PROSE_AFTER = re.compile(r" [A-Za-z]")
 _COMPOSED = re.compile(r"[A-Za-z][-_.][A-Za-z]")
-_JOINED_WORDS = re.compile(r"^[a-z][a-z0-9]*(?:[-_][a-z][a-z0-9]*)+$")
+_JOINED_WORDS = re.compile(r"^[a-z][a-z0-9]*(?:[-_](?:[a-z][a-z0-9]*|[0-9]+))+$")
 # A part of a joined value that is generated, not a word: 8+ characters mixing letters and
 # digits (`sk_e51a4bf7…`, `bkua_hqlh73m5…`, `sccqe60k-nsak-…`). Names of things are words.
 _GENERATED_PART = re.compile(r"(?=[a-z0-9]*[0-9])(?=[a-z0-9]*[a-z])[a-z0-9]{8,}")
@@ -560,8 +560,8 @@ def accept_value(
 
 
 def _quoted_passphrase(value: str, name: str, found: AssignedValue) -> bool:
-    """A passphrase of a few words assigned in code (`password = "correct horse staple"`), not a
-    UI string (`password = "Enter your password"`, "Invalid password.", "Password: %s")."""
+    """A passphrase of a few words assigned in code (a `password =` and three lower-case words
+    in quotes), not a UI string (`password = "Enter your password"`, "Invalid password.")."""
     words = value.split()
     if not found.quoted or found.op not in ("=", ":=") or not found.spaced:
         return False
@@ -571,6 +571,7 @@ def _quoted_passphrase(value: str, name: str, found: AssignedValue) -> bool:
     return not any(w.lower().strip(",;") in named for w in words) and "%" not in value
 
 
+_GENERATED_RUN = re.compile(r"(?=[A-Za-z]*[0-9])(?=[0-9]*[A-Za-z])[A-Za-z0-9]{8,}")
 # A file name, or a path of words: `key=uploads/2024/photo.png`, `Key=docs/readme`.
 _FILE_OR_PATH = re.compile(r"\.[A-Za-z]{2,5}$|^[\w-]+(?:/[\w-]+)+/?$")
 
@@ -583,6 +584,10 @@ def _bare_key_value(value: str) -> bool:
     if re.fullmatch(r"[A-Za-z0-9+/=_.~:*#@!$%^&-]+", value) is None:
         return False
     if _FILE_OR_PATH.search(value) and not any(c in value for c in "+=:"):
+        return False
+    # Some run of it mixes letters and digits like a generated key (not `test-key-of-32-bytes`).
+    parts = re.split(r"[^A-Za-z0-9]+", value)
+    if not any(_GENERATED_RUN.fullmatch(part) for part in parts):
         return False
     return looks_token_like(value, min_length=16)
 

@@ -1,5 +1,6 @@
 """A quoted credential after a service's name at the start of a line, with no operator and no
-credential word: `kraken 'V'`, `mite 'V' 'account.mite.yo.lk'`, `github = 'ID', 'SECRET'`.
+credential word: `kraken 'V'`, `mite 'V' 'account.mite.yo.lk'`. (With an operator it is an
+assignment, `alphabet = "0123…xyz"`, which only a credential-like name makes a secret.)
 
 Config snippets, READMEs and test fixtures write a service's credentials this way: the name
 of the service, then its key (and maybe its id or host) as quoted strings. With no word saying
@@ -33,7 +34,7 @@ KIND = "labelled-secret"
 # grep match (`path/file.txt:3:`), then spaces.
 _LINE = re.compile(
     r"(?:^|(?<=\n))[ \t]*(?:\d{1,6}\u2192|[\w./-]{1,200}:\d{1,6}:)?[ \t]*"
-    r"(?P<label>[a-z][a-z0-9]{2,23})(?:[ \t]*=)?(?P<values>(?:[ \t,]+(?:(?P=label)[ \t]+)?(?P<q>['\"])[^'\"\n]{1,256}(?P=q)){1,3})"
+    r"(?P<label>[a-z][a-z0-9]{2,23})(?P<values>(?:[ \t,]+(?:(?P=label)[ \t]+)?(?P<q>['\"])[^'\"\n]{1,256}(?P=q)){1,3})"
     r"[ \t,;]*(?=\n|$)"
 )
 _QUOTED = re.compile(r"""(['"])([^'"\n]{1,256})\1""")
@@ -88,9 +89,9 @@ class ServiceValueRule:
     reference: str = "credentials written after a service's name in configs and fixtures (own rule)"
     gates: tuple[Gate, ...] = (
         Gate(
-            r"(?:^|\n|\xe2\x86\x92|:[0-9]{1,6}:)[ \t]*[a-z][a-z0-9]{2,23}(?:[ \t]*=)?[ \t,]+"
+            r"(?:^|\n|\xe2\x86\x92|:[0-9]{1,6}:)[ \t]*[a-z][a-z0-9]{2,23}[ \t,]+"
             r"""\\{0,3}['"][a-z0-9+/=_.~-]{12}""",
-            r"(?:\\n|\\t|\\u2192|\xe2\x86\x92|:[0-9]{1,6}:|\")[ ]*[a-z][a-z0-9]{2,23}(?:[ ]*=)?[ ,]+"
+            r"(?:\\n|\\t|\\u2192|\xe2\x86\x92|:[0-9]{1,6}:|\")[ ]*[a-z][a-z0-9]{2,23}[ ,]+"
             + QUOTE_RAW
             + r"[a-z0-9+/=_.~-]{12}",
         ),

@@ -23,7 +23,7 @@ CASES: list[Case] = [
     pos(RULE, f"     3\u2192vendor '{MIXED}' 'acct.vendor.example.com'", MIXED, note="Read prefix, host after"),
     pos(RULE, f"tests/fixtures/v.txt:1:vendor '{LOWER_DIGITS}'", LOWER_DIGITS, note="grep prefix"),
     pos(RULE, f"vendor '{MIXED}' vendor '42'", MIXED, note="name repeated"),
-    pos(RULE, f'vendor = "{MIXED}", "{HEXKEY}"', MIXED, note="id and hex secret: hex kept"),
+    neg(RULE, f'alphabet = "{MIXED}"', note="an assignment to a plain name"),
     neg(RULE, f"echo '{MIXED}'", note="a command"),
     neg(RULE, f"print('{MIXED}')", note="a call"),
     neg(RULE, f"commit '{HEXKEY}'", note="a commit"),
