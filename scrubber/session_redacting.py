@@ -11,6 +11,7 @@ gave a value is searched again and rewritten only if it holds a copy.
 from __future__ import annotations
 
 import contextlib
+import glob
 import os
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -98,6 +99,7 @@ def _first_pass(
     try:
         source_stat = source.stat()
         paths.ensure_private_dir(dest.parent)
+        _remove_stale_pending(dest)
         fd, name = tempfile.mkstemp(
             prefix=f".{dest.name}.", suffix=_PENDING_SUFFIX, dir=dest.parent
         )
@@ -134,6 +136,16 @@ def _first_pass(
             raise _write_error(exc, dest) from None
         raise
     return result, temp, source_stat.st_mtime_ns
+
+
+def _remove_stale_pending(dest: Path) -> None:
+    """First passes of a run that died (kill -9) before publishing `dest`: hidden copies whose
+    copies of found values may not be redacted yet, that nothing else would delete."""
+    name = glob.escape(dest.name)
+    for pattern in (f".{name}.*{_PENDING_SUFFIX}", f"..{name}.*{_PENDING_SUFFIX}.*.tmp"):
+        for stale in dest.parent.glob(pattern):
+            with contextlib.suppress(FileNotFoundError):
+                stale.unlink()
 
 
 def _write_error(exc: OSError, dest: Path) -> ScrubberError:

@@ -274,3 +274,23 @@ def test_cli_redact_session_removes_the_copy(
     if not in_place:
         written = sandbox.scrub_home / "redacted" / transcript.relative_to(sandbox.config)
     assert secret not in written.read_text()
+
+
+def test_a_killed_runs_first_passes_are_removed(sandbox: Sandbox, tmp_path: Path) -> None:
+    """kill -9 between a first pass and its publication leaves hidden temp files beside the
+    destination; the next run of that destination removes them."""
+    source = tmp_path / "s.jsonl"
+    source.write_text(json.dumps(_prose(1, "nothing here")) + "\n")
+    dest = tmp_path / "out" / "s.jsonl"
+    dest.parent.mkdir(mode=0o700)
+    stale = [
+        dest.parent / ".s.jsonl.abc123.scrub-pending",
+        dest.parent / "..s.jsonl.x.scrub-pending.y.tmp",
+    ]
+    for path in stale:
+        path.write_text("left by a killed run")
+    other = dest.parent / ".other.jsonl.abc123.scrub-pending"
+    other.write_text("another destination's")
+    redact_copies([(source, dest)], build_scanner(Policy(), sandbox.scrub_home))
+    assert dest.read_bytes() == source.read_bytes()
+    assert not any(path.exists() for path in stale) and other.exists()
