@@ -294,3 +294,29 @@ def test_a_killed_runs_first_passes_are_removed(sandbox: Sandbox, tmp_path: Path
     redact_copies([(source, dest)], build_scanner(Policy(), sandbox.scrub_home))
     assert dest.read_bytes() == source.read_bytes()
     assert not any(path.exists() for path in stale) and other.exists()
+
+
+def test_a_line_appended_during_an_in_place_rewrite_loses_its_copy(
+    sandbox: Sandbox, tmp_path: Path, secret: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Claude Code appends while the rewrite runs: the tail folded in after the pass over
+    copies gets the known values replaced line by line (here the append happens right after
+    the main pass, as a writer's would)."""
+    from scrubber import redacting
+
+    transcript = tmp_path / f"{SESSION}.jsonl"
+    transcript.write_text(json.dumps(_prose(1, f"AWS_SECRET_ACCESS_KEY={secret}")) + "\n")
+    real = redacting._without_copies
+
+    def append_then_go_on(*args: object, **kwargs: object) -> object:
+        with transcript.open("a") as late:
+            late.write(json.dumps(_bash_failure(2, f"err {secret}")) + "\n")
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(redacting, "_without_copies", append_then_go_on)
+    scanner = build_scanner(Policy(), sandbox.scrub_home)
+    result = redacting.redact_in_place(transcript, scanner, sandbox.scrub_home / "locks")
+    lines = transcript.read_text().splitlines()
+    assert len(lines) == 2 and result.folded_tail_bytes > 0
+    assert secret not in transcript.read_text()
+    assert result.replaced == 3
