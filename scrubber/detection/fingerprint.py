@@ -15,7 +15,7 @@ import secrets
 from pathlib import Path
 
 from scrubber.errors import ConfigError
-from scrubber.paths import PRIVATE_DIR_MODE, PRIVATE_FILE_MODE
+from scrubber.paths import PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, open_regular
 
 KEY_BYTES = 32
 
@@ -42,7 +42,9 @@ class Fingerprinter:
 def read_or_create_key(path: Path) -> bytes:
     """Read the installation's fingerprint key, creating it (0600 in a 0700 folder) if absent."""
     try:
-        key = path.read_bytes()
+        # A FIFO or a link planted as the key must neither block nor be followed.
+        with open_regular(path, follow=False) as handle:
+            key = handle.read(4096)
     except FileNotFoundError:
         pass
     except OSError as exc:
