@@ -37,7 +37,9 @@ _COMPANION_WORDS = frozenset(
     {"id", "user", "username", "login", "account", "appid", "clientid", "keyid", "uid"}
 )
 # Words a label may end with before its id word: `client id`, `app_id`, `access key id`.
-_QUALIFIERS = frozenset({"client", "app", "application", "api", "access", "key", "org", "tenant"})
+_QUALIFIERS = frozenset(
+    {"client", "app", "application", "api", "access", "key", "org", "tenant", "account", "project"}
+)
 _COMPANION = re.compile(
     r"(?<![A-Za-z0-9_])(?P<label>(?:[A-Za-z][A-Za-z0-9]*[ _.-]){0,4}?"
     r"(?:id|user|username|login|account|appid|clientid|keyid|uid))\d*(?![A-Za-z0-9])"
@@ -51,6 +53,11 @@ _FILLER_WORDS = frozenset({"using", "the", "a", "an", "my", "your", "our", "old"
 
 def _label_words(label: str) -> list[str]:
     return [w for w in name_words(label) if w not in _FILLER_WORDS and not w.isdigit()]
+
+
+def _owner_words(words: list[str]) -> list[str]:
+    """The words of a companion's label that name its owner (`shopify` of `shopify_client_id`)."""
+    return [w for w in words[:-1] if w not in _QUALIFIERS]
 
 
 def _same_owner(secret_words: list[str], companion_words: list[str]) -> bool:
@@ -68,8 +75,8 @@ def _same_owner(secret_words: list[str], companion_words: list[str]) -> bool:
 def _generated(value: str) -> bool:
     if is_trivial(value) or is_filler(value) or looks_like_template_or_regex(value):
         return False
-    if looks_like_locator(value) or "@" in value or value.isalpha():
-        return False
+    if looks_like_locator(value) or "@" in value or value.isalpha() or value.isdigit():
+        return False  # an email, a word, a number (an AWS account id is no half of a key)
     return is_uuid(value) or looks_token_like(value, min_length=8)
 
 
@@ -104,10 +111,11 @@ def companions_near(text: str, secret_label: str, secret_start: int) -> Iterator
         words = _label_words(match.group("label"))
         if not words or words[-1] not in _COMPANION_WORDS:
             continue
-        if len(secret_words) == 1:
-            # A bare `Key=`: only its neighbours, and only bare-labelled ones (`ID=`, `User=`).
+        if len(secret_words) == 1 or not _owner_words(words):
+            # A bare `Key=` or `secret=`, or a bare `account_id`: only the lines next to each
+            # other pair up.
             distance = abs(text.count("\n", 0, match.start()) - own_line)
-            if distance != 1 or len(words) > 2:
+            if distance != 1:
                 continue
         elif not _same_owner(secret_words, words):
             continue

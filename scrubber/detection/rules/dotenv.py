@@ -63,7 +63,9 @@ _STRONG_WORDS = frozenset(
     {"password", "passwd", "pwd", "passphrase", "secret", "credential", "credentials", "creds"}
 )
 # Upper-case names run words together (`PGPASSWORD`, `AUTH_CLIENTSECRET`, `APIKEY`).
-_STRONG_SUFFIXES = ("password", "passwd", "passphrase", "secret", "credential", "credentials")
+_STRONG_SUFFIXES = (
+    "password", "passwd", "passphrase", "secret", "credential", "credentials", "pwd",
+)  # fmt: skip
 _MEDIUM_SUFFIXES = ("token", "apikey", "secretkey", "accesskey")
 # Run-together names of keys that are credentials (`AZURESTORAGEACCOUNTKEY`, `SUBSCRIPTIONKEY`,
 # `*SKEY` for a secret key): the service's own documented names, written as one word.
@@ -598,9 +600,9 @@ def _credential_part(text: str, found: AssignedValue) -> AssignedValue:
     if not found.quoted:
         return found
     start, end = found.start, found.end
-    while start < end and text[start] == " ":
+    while start < end and text[start] in " \t\r":
         start += 1
-    while end > start and text[end - 1] == " ":
+    while end > start and text[end - 1] in " \t\r":
         end -= 1
     scheme = _AUTH_SCHEME.match(text, start, end)
     if scheme is not None:

@@ -53,7 +53,7 @@ _NOUN = (
 # label's start.
 _NOUN_AT_WORD_END = re.compile(_NOUN + r"\d*(?![a-z0-9])")
 _NOUN_ANY_CASE = re.compile(_NOUN + r"\d*(?![a-z0-9])", re.IGNORECASE)
-_QUOTED = r"""(?P<q>['"`])(?P<qv>[^'"`\n]{1,512})(?P=q)"""
+_QUOTED = r"""(?P<q>['"`])(?P<qv>(?:(?!(?P=q))[^\n]){1,512})(?P=q)"""
 _BARE = r"(?P<bv>[A-Za-z0-9+/=_.~:@!#$%^&*-]{1,512})"
 # Separators other than `=` and `:` (dotenv.py reads those), each followed by the value.
 _LOOSE = re.compile(

@@ -168,10 +168,18 @@ def is_trivial(value: str) -> bool:
     return bool(_NUMBER.match(stripped) or _VERSION.match(stripped) or _HEX_NUMBERS.match(stripped))
 
 
+# A run no identifier is made of: 16+ letters and digits, mixed (`Q33nZnlwZ5wCu…`).
+_GENERATED_SEGMENT = re.compile(r"(?=[A-Za-z_]*\d)(?=\d*[A-Za-z])\w{16,}")
+
+
 def looks_like_code(value: str) -> bool:
     """An expression, a call, an attribute chain or a type name: source code, not a literal."""
     stripped = value.strip().rstrip(",;")
-    return bool(_CODE.match(stripped) or _CAMEL_TYPE.match(stripped))
+    if not (_CODE.match(stripped) or _CAMEL_TYPE.match(stripped)):
+        return False
+    # `a1B2…x9.Qz7…`: a dotted token (JWT-like parts, a vendor's `id.secret`) matches the
+    # attribute-chain shape, but names in code are not long random runs.
+    return not any(_GENERATED_SEGMENT.fullmatch(part) for part in stripped.split("."))
 
 
 def looks_like_template_or_regex(value: str) -> bool:

@@ -25,6 +25,7 @@ DASHED_LOWER = "-".join(
 )
 DASHED_UPPER = "-".join(fake(string.ascii_uppercase + string.digits, 7, f"du{i}") for i in range(4))
 B64KEY = fake(B62 + "+/", 86, "b64") + "=="
+DOTTED = ".".join(fake(B62, n, f"dot{n}") for n in (40, 20, 24))
 
 CASES: list[Case] = [
     # dotenv and shell
@@ -74,6 +75,10 @@ CASES: list[Case] = [
     pos(RULE, f'clientSecret := "Basic {TOKEN}"', TOKEN, note="Go, Basic scheme"),
     pos(RULE, f'vendorKey := " {TOKEN} "', TOKEN, note="padded with spaces"),
     neg(RULE, 'auth_header: "Bearer {token}"', note="template"),
+    pos(RULE, f"DBPWD={TOKEN}", TOKEN, note="run-together pwd"),
+    pos(RULE, f"vendor token = '{TOKEN}\r'", TOKEN, note="a carriage return inside the quotes"),
+    pos(RULE, f"vendor token = '{DOTTED}'", DOTTED, note="dotted generated runs are no attribute chain"),
+    neg(RULE, "token = config.auth.session_token", note="an attribute chain"),
     # code, not literals
     neg(RULE, "password: str"),
     neg(RULE, "password: Optional[str] = None"),

@@ -26,6 +26,8 @@ CASES: list[Case] = [
     pos(LOOSE_LABEL, f"the stripe key is {TOKEN}.", TOKEN, note="prose is"),
     pos(LOOSE_LABEL, f"db password {PASSWORD}", PASSWORD, note="no operator, strong label"),
     pos(LOOSE_LABEL, f"vendor token '{TOKEN}'", TOKEN, note="no operator, quoted"),
+    pos(LOOSE_LABEL, f"vendor token - '{SYMBOLS}`>{TOKEN}'", f"{SYMBOLS}`>{TOKEN}",
+        note="other quote characters inside"),
     # labels and values that are not secrets
     neg(LOOSE_LABEL, "the key difference is 12 tokens"),
     neg(LOOSE_LABEL, "public key - " + TOKEN, note="public key"),
@@ -78,6 +80,12 @@ PAIR_CASES: list[Case] = [
         note="an email is no companion"),
     pos(DOTENV_RULE, f"[DEBUG] Using Key={TOKEN}\n\n\n[DEBUG] Using vendor ID={COMPANION_ID}",
         TOKEN, note="a bare key's companion stands next to it"),
+    pos(DOTENV_RULE, f"vendor_client_id={COMPANION_ID}\nsecret={TOKEN}", COMPANION_ID, TOKEN,
+        note="a bare secret's neighbour"),
+    pos(DOTENV_RULE, f"account_id = {COMPANION_ID}\napi_token = {TOKEN}", COMPANION_ID, TOKEN,
+        note="an unowned id next to a token"),
+    pos(DOTENV_RULE, f"account_id = 123456789012\napi_token = {TOKEN}", TOKEN,
+        note="a number is no companion"),
 ]  # fmt: skip
 
 

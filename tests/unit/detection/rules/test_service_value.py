@@ -17,6 +17,13 @@ LOWER_DIGITS = join(
     "9",
 )
 HEXKEY = fake(HEX, 40, "svchex")
+UPPER_DIGITS = join(
+    "H1",
+    fake(string.ascii_uppercase, 4, "ud"),
+    "22",
+    fake(string.ascii_uppercase + "0123456789", 5, "ud2"),
+    "7",
+)
 
 CASES: list[Case] = [
     pos(RULE, f"vendor '{MIXED}'", MIXED, note="name then key"),
@@ -24,6 +31,7 @@ CASES: list[Case] = [
     pos(RULE, f"tests/fixtures/v.txt:1:vendor '{LOWER_DIGITS}'", LOWER_DIGITS, note="grep prefix"),
     pos(RULE, f"vendor '{MIXED}' vendor '42'", MIXED, note="name repeated"),
     neg(RULE, f'alphabet = "{MIXED}"', note="an assignment to a plain name"),
+    pos(RULE, f"vendor '{UPPER_DIGITS}'", UPPER_DIGITS, note="upper case and digits"),
     neg(RULE, f"echo '{MIXED}'", note="a command"),
     neg(RULE, f"print('{MIXED}')", note="a call"),
     neg(RULE, f"commit '{HEXKEY}'", note="a commit"),
