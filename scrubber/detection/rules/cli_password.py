@@ -1,6 +1,8 @@
 """Passwords and tokens given on a command line: `mysql -p'…'`, `--password=…`, `--token …`,
 `curl -u user:pass`, `sshpass -p …`, `redis-cli -a …`, `docker login -p …`, `sqlcmd -P …`,
-`ldapsearch -w …`, `openssl … -passin pass:…`, `keytool -storepass …`, `echo … | sudo -S`.
+`ldapsearch -w …`, `openssl … -passin pass:…`, `keytool -storepass …`, `echo … | sudo -S`,
+`zip -P …`, `7z -p…`, `openssl enc -k …`, `mosquitto_pub -P …`, `smbclient -U user%…`,
+`sqlplus user/…@db`.
 
 Short flags mean a password only for the tools that define them so (`-p` is a port for ssh and
 psql, a parent flag for mkdir): each tool's manual is the reference. Long flags are matched for
@@ -32,7 +34,10 @@ def _not_a_password(value: str) -> bool:
     flag = re.fullmatch(r"-[A-Za-z]|--[A-Za-z][\w-]*", value) is not None
     bracketed = value[0] in "<[{" or value[-1] in ">]}"  # `<password>`, `[PASSWORD]`
     wordless = not any(c.isalnum() for c in value)
-    return is_trivial(value) or flag or bracketed or wordless or "=" in value.rstrip("=")
+    # Prose and manuals end a placeholder with punctuation: "-P password;", "[%PASSWORD]).".
+    core = value.rstrip(".,;:)]}")
+    trivial = is_trivial(value) or (core != value and (not core or is_trivial(core)))
+    return trivial or flag or bracketed or wordless or "=" in value.rstrip("=")
 
 
 def _not_a_flag_value(value: str) -> bool:
@@ -101,6 +106,59 @@ LDAP_PASSWORD = _tool_flag(
     r"-w\s+",
     ("ldap",),
     "ldapsearch(1) -w passwd",
+)
+
+ZIP_PASSWORD = _tool_flag(
+    "zip-password-flag",
+    r"zip|unzip|zipcloak|funzip",
+    r"-P\s+",
+    ("zip",),
+    "zip(1) -P password; unzip(1) -P password",
+)
+SEVEN_ZIP_PASSWORD = _tool_flag(
+    "7z-password-flag",
+    r"7z|7za|7zr|7zz|rar|unrar",
+    r"-p",  # attached: `-pSECRET`; a bare `-p` prompts
+    ("7z", "rar"),
+    "7-Zip command line -p{Password} switch; rar(1) -p<pwd>",
+)
+OPENSSL_ENC_PASSWORD = _tool_flag(
+    "openssl-enc-password-flag",
+    r"openssl",
+    r"-k\s+",
+    ("openssl",),
+    "openssl-enc(1) -k password",
+)
+MOSQUITTO_PASSWORD = _tool_flag(
+    "mosquitto-password-flag",
+    r"mosquitto_pub|mosquitto_sub|mosquitto_rr",
+    r"-P\s+",
+    ("mosquitto_",),
+    "mosquitto.org/man/mosquitto_pub-1.html (-P password)",
+)
+
+# `smbclient //host/share -U user%password` (smbclient(1): -U [DOMAIN\]USERNAME[%PASSWORD]).
+SMB_USER_PASSWORD = PatternRule(
+    name="smb-user-password",
+    kind="cli-password",
+    pattern=r"(?<![\w/.-])(?:smbclient|rpcclient|smbget|smbmap|smbcacls|smbcquotas)(?![\w-])"
+    + _SAME_COMMAND
+    + r"\s(?:-U|--user)(?:=|\s*)['\"]?[^\s%'\"]{1,256}%(?P<secret>[^\s'\"`]{1,512})",
+    anchors=("smb", "rpcclient"),
+    reference="smbclient(1) -U|--user=[DOMAIN\\]USERNAME[%PASSWORD]",
+    reject=_not_a_password,
+)
+
+# `sqlplus scott/password@orcl` (Oracle SQL*Plus: CONNECT username/password@connect_identifier).
+SQLPLUS_PASSWORD = PatternRule(
+    name="sqlplus-password",
+    kind="cli-password",
+    pattern=r"(?<![\w/.-])sqlplus(?:\s+-\w+)*\s+['\"]?[A-Za-z][\w$#]{0,127}/"
+    r"(?P<secret>[^\s@/'\"`]{1,256})@",
+    flags=re.IGNORECASE,
+    anchors=("sqlplus",),
+    reference="docs.oracle.com SQL*Plus User's Guide, CONNECT username/password@connect_identifier",
+    reject=_not_a_password,
 )
 
 _LONG_FLAGS = (
@@ -235,6 +293,12 @@ RULES = (
     MONGO_PASSWORD,
     SQLCMD_PASSWORD,
     LDAP_PASSWORD,
+    ZIP_PASSWORD,
+    SEVEN_ZIP_PASSWORD,
+    OPENSSL_ENC_PASSWORD,
+    MOSQUITTO_PASSWORD,
+    SMB_USER_PASSWORD,
+    SQLPLUS_PASSWORD,
     LONG_FLAG_SECRET,
     SINGLE_DASH_SECRET,
     CURL_USER_PASSWORD,
