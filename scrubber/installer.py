@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from scrubber import __version__, paths
+from scrubber.durable import atomic_write
 from scrubber.errors import ConfigError, ScrubberError, UsageError
-from scrubber.transcript.jsonl import atomic_write
 
 if TYPE_CHECKING:
     from scrubber.policy.model import Policy

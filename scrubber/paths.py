@@ -10,7 +10,6 @@ Functions take the environment as a mapping so that domain code and tests never 
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import os
 import stat
@@ -18,8 +17,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import BinaryIO
 
-PRIVATE_FILE_MODE = 0o600
-PRIVATE_DIR_MODE = 0o700
+from scrubber import durable
+
+# Moved to scrubber.durable; kept for detection.fingerprint, prefilter_cache, the hooks and the
+# archive until their renovation.
+from scrubber.durable import PRIVATE_DIR_MODE as PRIVATE_DIR_MODE  # noqa: PLC0414
+from scrubber.durable import PRIVATE_FILE_MODE as PRIVATE_FILE_MODE  # noqa: PLC0414
+from scrubber.durable import UnsafeFolderError as UnsafeFolderError  # noqa: PLC0414
 
 
 def config_dir(env: Mapping[str, str] | None = None) -> Path:
@@ -91,117 +95,17 @@ def trash_dir(home: Path) -> Path:
     return home / "trash"
 
 
-class UnsafeFolderError(PermissionError):
-    """One of scrubber's own folders is not safe to use: a symbolic link, not a folder, owned by
-    someone else, or writable by group or others. Never followed, never tightened: whoever
-    could write there may already have planted files in it (a cache, a job, a pins file).
-
-    An OSError (a PermissionError) so that code which already handles "cannot write here"
-    stops there too; it carries a `hint`, and the CLI shows both (exit 3)."""
-
-    def __init__(self, path: Path, problem: str, hint: str) -> None:
-        super().__init__(errno.EPERM, problem, str(path))
-        self.hint = hint
-
-
-def _absolute(path: Path) -> Path:
-    # Lexically, without resolving links: a link on the way is exactly what must be seen.
-    return Path(os.path.normpath(path.absolute()))
-
-
-def _is_within(path: Path, root: Path) -> bool:
-    try:
-        path.relative_to(root)
-    except ValueError:
-        return False
-    return True
-
-
-def _check_ours(path: Path, st: os.stat_result) -> None:
-    """Refuse a folder (as lstat saw it) that is not ours: see UnsafeFolderError."""
-    if stat.S_ISLNK(st.st_mode):
-        raise UnsafeFolderError(
-            path,
-            "is a symbolic link inside scrubber's folder; not followed",
-            f"remove the link {path} and let scrubber create the folder, or set SCRUB_HOME "
-            "to where scrubber's files should be",
-        )
-    if not stat.S_ISDIR(st.st_mode):
-        raise UnsafeFolderError(path, "is not a folder", f"move {path} out of the way")
-    if st.st_uid != os.geteuid():
-        raise UnsafeFolderError(
-            path,
-            f"is owned by uid {st.st_uid}, not by this user (uid {os.geteuid()}); not used",
-            f"check who made it and what it holds, then: chown -R {os.geteuid()} {path}",
-        )
-    if st.st_mode & 0o022:
-        raise UnsafeFolderError(
-            path,
-            f"is writable by group or others (mode {stat.S_IMODE(st.st_mode):o}); not used",
-            f"check what it holds, then: chmod 700 {path}",
-        )
-
-
-def _stat_ours(path: Path, *, is_home: bool) -> os.stat_result:
-    st = os.lstat(path)
-    if is_home and stat.S_ISLNK(st.st_mode):
-        st = path.stat()  # $SCRUB_HOME itself may be a link the user made: judge its target
-    _check_ours(path, st)
-    return st
-
-
-def _make_or_check(path: Path, *, is_home: bool) -> None:
-    """Create `path` as 0700, or check the folder already there and take group and others'
-    read access away."""
-    with contextlib.suppress(FileExistsError):
-        path.mkdir(mode=PRIVATE_DIR_MODE)
-    if _stat_ours(path, is_home=is_home).st_mode & 0o077:
-        path.chmod(PRIVATE_DIR_MODE)  # mkdir's mode is masked by the umask
-
-
-def _chain(target: Path, root: Path) -> list[Path]:
-    """`root`, then every folder below it down to `target`."""
-    parts = target.relative_to(root).parts
-    return [root] + [root.joinpath(*parts[: i + 1]) for i in range(len(parts))]
-
-
 def ensure_private_dir(path: Path, home: Path | None = None) -> Path:
-    """Create `path` (and parents we own) as 0700; tighten it if it already exists.
-
-    Inside scrubber's own folder (`home`, default `$SCRUB_HOME`), every folder from it down to
-    `path` must be ours: a symbolic link, a folder owned by another user or one writable by
-    group or others raises UnsafeFolderError instead of being followed or used ($SCRUB_HOME
-    itself may be a link the user made). Elsewhere (an --output folder, a mounted archive
-    volume) only `path` itself is tightened, and never a shared folder such as /tmp (sticky)
-    or one owned by someone else."""
-    root = _absolute(home if home is not None else scrub_home())
-    target = _absolute(path)
-    if not _is_within(target, root):
-        target.mkdir(parents=True, exist_ok=True, mode=PRIVATE_DIR_MODE)
-        st = target.stat()
-        shared = st.st_mode & stat.S_ISVTX or st.st_uid != os.geteuid()
-        if st.st_mode & 0o077 and not shared:
-            target.chmod(PRIVATE_DIR_MODE)
-        return path
-    root.parent.mkdir(parents=True, exist_ok=True)
-    for folder in _chain(target, root):
-        _make_or_check(folder, is_home=folder == root)
-    return path
+    """Create `path` (and parents we own) as 0700; tighten it if it already exists. Inside
+    scrubber's own folder (`home`, default `$SCRUB_HOME`) every folder down to `path` must be
+    ours (see durable.ensure_private_dir)."""
+    return durable.ensure_private_dir(path, home if home is not None else scrub_home())
 
 
 def check_private_dir(path: Path, home: Path | None = None) -> bool:
-    """Whether `path` exists; raises UnsafeFolderError when it, or a folder between scrubber's
-    own folder and it, is not ours (see ensure_private_dir). Creates nothing: for readers."""
-    root = _absolute(home if home is not None else scrub_home())
-    target = _absolute(path)
-    if not _is_within(target, root):
-        return target.is_dir()
-    for folder in _chain(target, root):
-        try:
-            _stat_ours(folder, is_home=folder == root)
-        except FileNotFoundError:
-            return False
-    return True
+    """Whether `path` exists, and every folder from scrubber's own folder (`home`, default
+    `$SCRUB_HOME`) down to it is ours (see durable.check_private_dir). Creates nothing."""
+    return durable.check_private_dir(path, home if home is not None else scrub_home())
 
 
 def open_regular(path: Path, *, follow: bool = True) -> BinaryIO:

@@ -49,10 +49,9 @@ from scrubber.archive.store import (
     RestoreConflictError,
     RestoreResult,
     _is_encrypted,
-    _publish,
 )
+from scrubber.durable import fsync_dir, publish_by_link
 from scrubber.transcript.bundle_scope import check_in_bundle, check_legacy_agents
-from scrubber.transcript.jsonl import fsync_dir
 
 __all__ = ["restore_archive"]
 
@@ -186,7 +185,7 @@ def _place(staged: Path, target: Path, *, force: bool, staging: Path) -> None:
             if target.is_dir() and not target.is_symlink():
                 raise ArchiveError(f"refusing to replace the folder {target} by a file")
             staged.replace(target)
-        elif not _publish(staged, target):
+        elif not publish_by_link(staged, target):
             raise RestoreConflictError(
                 f"{target} appeared while restoring; nothing there was overwritten",
                 hint="run the restore again with --force to replace it",

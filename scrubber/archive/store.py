@@ -22,7 +22,6 @@ checked against the manifest's SHA-256.
 from __future__ import annotations
 
 import contextlib
-import errno
 import hashlib
 import io
 import json
@@ -56,8 +55,8 @@ from scrubber.archive.bundle import (
 )
 from scrubber.archive.keys import AnyRecipient, ScryptRecipient, recipient_fingerprint
 from scrubber.archive.leftovers import locked_temp
+from scrubber.durable import fsync_dir, publish_by_link
 from scrubber.errors import ExitCode, ScrubberError, UsageError
-from scrubber.transcript.jsonl import fsync_dir
 
 if TYPE_CHECKING:
     from _typeshed import ReadableBuffer, WriteableBuffer
@@ -502,23 +501,6 @@ def _private_dir(path: Path) -> Path:
     return path
 
 
-def _publish(tmp: Path, final: Path) -> bool:
-    """Give `tmp` the name `final` unless that name exists: False then. `tmp` remains."""
-    try:
-        os.link(tmp, final)
-    except FileExistsError:
-        return False
-    except OSError as exc:
-        # Some file systems (FAT, some FUSE mounts) have no hard links: check, then rename.
-        if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EMLINK):
-            raise
-        if os.path.lexists(final):
-            return False
-        tmp.rename(final)
-        return True
-    return True
-
-
 def _stanza_types(recipients: Sequence[AnyRecipient]) -> tuple[str, ...]:
     return tuple("scrypt" if isinstance(r, ScryptRecipient) else "X25519" for r in recipients)
 
@@ -660,12 +642,12 @@ def write_archive(
                 out.write(sidecar.to_bytes())
                 out.flush()
                 os.fsync(out.fileno())
-            if not _publish(tmp, final):
+            if not publish_by_link(tmp, final):
                 side_tmp.unlink()
                 leftovers.remove(side_tmp)
                 continue
             leftovers.append(final)
-            if not _publish(side_tmp, sidecar_path(final)):
+            if not publish_by_link(side_tmp, sidecar_path(final)):
                 raise ArchiveWriteError(f"{sidecar_path(final)} appeared while writing it")
             leftovers.clear()
             for path in (tmp, side_tmp):
@@ -882,7 +864,7 @@ def decrypt_file(
                 os.fsync(sink.fileno())
         if force:
             tmp.replace(out)
-        elif not _publish(tmp, out):
+        elif not publish_by_link(tmp, out):
             raise UsageError(f"{out} appeared while decrypting; not overwritten")
         fsync_dir(out.parent)
         return size

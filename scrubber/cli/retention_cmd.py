@@ -24,6 +24,7 @@ from typing import Annotated, Any
 
 import typer
 
+from scrubber.activity import append_activity, ping_healthcheck
 from scrubber.archive.bundle import collect_bundle, content_digest
 from scrubber.archive.leftovers import remove_leftovers
 from scrubber.archive.store import archives_of, list_archives, sidecar_path, verify_archive
@@ -39,10 +40,8 @@ from scrubber.retention.apply import (
     ArchiveIndex,
     BundleSession,
     Outcome,
-    append_activity,
     find_in_trash,
     list_trash,
-    ping_healthcheck,
     retention_lock,
     undelete,
 )

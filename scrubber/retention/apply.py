@@ -30,16 +30,17 @@ import os
 import shutil
 import stat
 import tempfile
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Protocol
 
-from scrubber import __version__, paths
+from scrubber import paths
+
+# Moved to scrubber.activity; kept for hooks.worker until its renovation.
+from scrubber.activity import append_activity as append_activity  # noqa: PLC0414
+from scrubber.durable import fsync_dir, write_json_state
 from scrubber.errors import BusyError, ExitCode, ScrubberError, UsageError
 from scrubber.policy.model import Pins
 from scrubber.retention.plan import (
@@ -55,11 +56,9 @@ from scrubber.retention.plan import (
 from scrubber.retention.rules import ArchiveStatus, Reason, Subject, select_deletable
 from scrubber.retention.trash_crash import TRASH_MANIFEST, remove_crashed_trash
 from scrubber.transcript.bundle_scope import check_in_bundle, check_legacy_agents
-from scrubber.transcript.jsonl import atomic_write, fsync_dir
 
 TRASH_FORMAT = 1
 LOCK_NAME = "retention.lock"
-HEALTHCHECK_TIMEOUT = 10.0
 _MIN_PREFIX = 4
 
 
@@ -280,8 +279,7 @@ def read_trash_manifest(slot: Path) -> TrashManifest:
 
 
 def _write_manifest(slot: Path, manifest: TrashManifest) -> None:
-    text = json.dumps(manifest.to_json(), indent=2, ensure_ascii=False) + "\n"
-    atomic_write(slot / TRASH_MANIFEST, [text.encode()])
+    write_json_state(slot / TRASH_MANIFEST, manifest.to_json())
 
 
 @dataclass(frozen=True, slots=True)
@@ -872,43 +870,3 @@ def _purge_archive(
     except (ScrubberError, OSError) as error:
         return kept(Reason.FAILED, _describe(error), error=True)
     return Outcome(ref, Action.PURGE, Action.PURGE, Reason.EXPIRED)
-
-
-# --- the activity log and the healthcheck ---------------------------------------------------
-
-
-def append_activity(home: Path, record: Mapping[str, object]) -> None:
-    """One JSON line in `$SCRUB_HOME/log/activity.jsonl` (0600), appended in one write."""
-    log = paths.activity_log(home)
-    paths.ensure_private_dir(log.parent)
-    line = json.dumps(record, ensure_ascii=False, separators=(",", ":"), default=str) + "\n"
-    fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-    try:
-        os.write(fd, line.encode())
-    finally:
-        os.close(fd)
-
-
-def ping_healthcheck(url: str, *, timeout: float = HEALTHCHECK_TIMEOUT) -> str | None:
-    """GET the healthcheck URL; None on success, else a short reason. Never raises, and never
-    puts the URL in its answer: such URLs carry their own token."""
-    if not url.lower().startswith(("http://", "https://")):
-        return "not an http(s) URL"
-    request = urllib.request.Request(  # noqa: S310 - the scheme is checked just above
-        url, headers={"User-Agent": f"scrubber/{__version__}"}
-    )
-    started = time.monotonic()
-    try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310
-            response.read(4096)
-    except urllib.error.HTTPError as error:
-        return f"HTTP {error.code}"
-    except urllib.error.URLError as error:
-        # The reason's type only (timeout, gaierror, ConnectionRefusedError): its text may
-        # quote the host or the URL.
-        return f"unreachable ({type(error.reason).__name__})"
-    except Exception as error:  # a healthcheck must never fail the run
-        return type(error).__name__
-    if time.monotonic() - started > timeout:
-        return "timed out"
-    return None

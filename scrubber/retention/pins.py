@@ -19,9 +19,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from scrubber import paths
+from scrubber.durable import write_json_state
 from scrubber.errors import ConfigError
 from scrubber.policy.model import Pins
-from scrubber.transcript.jsonl import atomic_write
 
 PINS_FORMAT = 1
 _MAX_PINS_BYTES = 16 << 20
@@ -133,8 +133,7 @@ def _pins_lock(home: Path) -> Iterator[None]:
 
 def _write(home: Path, records: tuple[PinRecord, ...]) -> None:
     body = {"format": PINS_FORMAT, "pins": [r.to_json() for r in records]}
-    text = json.dumps(body, indent=2, ensure_ascii=False) + "\n"
-    atomic_write(pins_file(home), [text.encode()])
+    write_json_state(pins_file(home), body)
 
 
 def add_pin(home: Path, record: PinRecord) -> bool:

@@ -27,7 +27,7 @@ import subprocess
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from scrubber.transcript.jsonl import atomic_write
+from scrubber.durable import atomic_write
 
 SERVICE_NAME = "scrub-retention.service"
 TIMER_NAME = "scrub-retention.timer"

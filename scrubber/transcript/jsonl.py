@@ -1,4 +1,4 @@
-"""Tolerant streaming JSONL reading, and atomic writing.
+"""Tolerant streaming JSONL reading.
 
 Claude Code appends one JSON object per line and never rewrites. A crash can leave a torn last
 line; a line can be tens of MB; a future release can add record types we have never seen. So the
@@ -9,16 +9,17 @@ not a JSON object instead of dropping it.
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import tempfile
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import IO, Any
 
+# Moved to scrubber.durable; kept for pipeline, redacting, session_redacting and detection.scan
+# until their renovation.
+from scrubber.durable import atomic_write as atomic_write  # noqa: PLC0414
+from scrubber.durable import fsync_dir as fsync_dir  # noqa: PLC0414
 from scrubber.paths import open_regular
 
 JsonLoads = Callable[[bytes], Any]
@@ -163,68 +164,3 @@ def read_lines(path: Path, *, loads: JsonLoads | None = None) -> Iterator[Line]:
     with open_regular(path) as stream:  # a FIFO is refused, never waited on
         for raw in iter_raw_lines(stream):
             yield parse_line(raw, loads)
-
-
-def fsync_dir(folder: Path) -> None:
-    """Make a rename in `folder` durable."""
-    with contextlib.suppress(OSError):  # some filesystems cannot fsync a directory
-        fd = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-
-
-def _sync_data(fd: int) -> None:
-    sync = getattr(os, "fdatasync", os.fsync)  # no fdatasync on macOS
-    sync(fd)
-
-
-def atomic_write(
-    path: Path,
-    chunks: Iterable[bytes],
-    *,
-    mode: int = 0o600,
-    mtime_ns: int | None = None,
-    owner: tuple[int, int] | None = None,
-    sync_every: int | None = None,
-) -> None:
-    """Write `chunks` to `path` through a temp file in the same folder: fsync, rename, fsync dir.
-
-    A crash at any point leaves either the old file or the new one, never a mix. On failure the
-    temp file is removed and the error propagates; the target is untouched. `sync_every`: also
-    write the data to disk each time that many bytes were written, for chunks that come with
-    waits between them (parts of a parallel redaction): the disk works during the waits, and
-    the final fsync has little left to do.
-    """
-    folder = path.parent
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
-    tmp = Path(tmp_name)
-    try:
-        with os.fdopen(fd, "wb", buffering=IO_BUFFER) as out:
-            unsynced = 0
-            for chunk in chunks:
-                out.write(chunk)
-                unsynced += len(chunk)
-                if sync_every is not None and unsynced >= sync_every:
-                    out.flush()
-                    _sync_data(out.fileno())
-                    unsynced = 0
-            out.flush()
-            os.fchmod(out.fileno(), mode)
-            if owner is not None:
-                with contextlib.suppress(PermissionError):
-                    os.fchown(out.fileno(), *owner)
-            os.fsync(out.fileno())
-        if mtime_ns is not None:
-            os.utime(tmp, ns=(mtime_ns, mtime_ns))
-        tmp.replace(path)
-    except BaseException as exc:
-        with contextlib.suppress(FileNotFoundError):
-            tmp.unlink()
-        if isinstance(exc, OSError) and exc.filename is None and exc.errno is not None:
-            # A failed write() names no file ("No space left on device"): name the one we
-            # were writing, so that the message a user sees says where.
-            raise OSError(exc.errno, exc.strerror, str(path)) from exc
-        raise
-    fsync_dir(folder)

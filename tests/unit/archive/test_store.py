@@ -240,14 +240,14 @@ def test_a_read_back_mismatch_leaves_nothing_behind(
 def test_a_failing_sidecar_takes_the_archive_with_it(
     config: Path, root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real = store._publish
+    real = store.publish_by_link
 
     def publish(tmp: Path, final: Path) -> bool:
         if final.name.endswith(".json"):
             raise OSError(errno.EIO, os.strerror(errno.EIO))
         return real(tmp, final)
 
-    monkeypatch.setattr(store, "_publish", publish)
+    monkeypatch.setattr(store, "publish_by_link", publish)
     with pytest.raises(ArchiveWriteError):
         _write(config, root)
     assert _files_under(root) == []

@@ -4,13 +4,8 @@ from __future__ import annotations
 
 import errno
 import hashlib
-import http.server
-import json
-import os
 import shutil
-import threading
 import time
-from collections.abc import Iterator
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -24,10 +19,8 @@ from scrubber.retention.apply import (
     ArchiveCheck,
     BundleSession,
     TrashError,
-    append_activity,
     apply_plan,
     list_trash,
-    ping_healthcheck,
     read_trash_manifest,
     recover_incomplete,
     retention_lock,
@@ -576,52 +569,6 @@ def test_expired_archives_are_purged_through_the_selector(dirs: tuple[Path, Path
     # pinned in the plan too
     report = run(config, home, replace(rules, pins=Pins(sessions=("pinned",))), index)
     assert index.removed == ["a/1", "a/1"] and all(o.subject == "a/1" for o in report.archives)
-
-
-# --- the activity log and the healthcheck ---------------------------------------------------
-
-
-def test_activity_log_lines(dirs: tuple[Path, Path]) -> None:
-    _, home = dirs
-    append_activity(home, {"event": "retention", "exit": 0})
-    append_activity(home, {"event": "undelete", "when": NOW})
-    log = home / "log" / "activity.jsonl"
-    lines = [json.loads(line) for line in log.read_text().splitlines()]
-    assert lines[0] == {"event": "retention", "exit": 0} and lines[1]["event"] == "undelete"
-    assert log.stat().st_mode & 0o777 == 0o600
-
-
-@pytest.fixture
-def server() -> Iterator[tuple[str, list[str]]]:
-    seen: list[str] = []
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            seen.append(self.path)
-            self.send_response(500 if "fail" in self.path else 200)
-            self.end_headers()
-            self.wfile.write(b"OK")
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    httpd = http.server.HTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}", seen
-    httpd.shutdown()
-
-
-def test_healthcheck(server: tuple[str, list[str]]) -> None:
-    base, seen = server
-    token = "ping-" + os.urandom(6).hex()
-    assert ping_healthcheck(f"{base}/{token}") is None
-    assert seen == [f"/{token}"]
-    failure = ping_healthcheck(f"{base}/fail-{token}")
-    assert failure == "HTTP 500"
-    unreachable = ping_healthcheck(f"http://127.0.0.1:9/{token}", timeout=2)
-    assert unreachable is not None and token not in unreachable and "127.0.0.1" not in unreachable
-    assert ping_healthcheck("file:///etc/passwd") == "not an http(s) URL"
 
 
 # --- issue 11: crash leftovers and a planted trash ------------------------------------------

@@ -1,11 +1,9 @@
 """The tolerant reader on the inputs the issue names: a torn last line, invalid UTF-8, a 50 MB
-line, an empty file, blank lines, non-object JSON, unknown record types; and atomic_write."""
+line, an empty file, blank lines, non-object JSON, unknown record types."""
 
 from __future__ import annotations
 
 import ast
-import os
-import stat
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -17,7 +15,6 @@ from scrubber.transcript import jsonl
 from scrubber.transcript.jsonl import (
     LineProblem,
     RawLine,
-    atomic_write,
     iter_raw_lines,
     parse_line,
     read_lines,
@@ -199,42 +196,3 @@ def test_parse_line_with_the_stdlib_loader_only(tmp_path: Path) -> None:
         LineProblem.NOT_JSON,
         LineProblem.INVALID_UTF8,
     ]
-
-
-def test_atomic_write_replaces_with_mode_and_mtime(tmp_path: Path) -> None:
-    path = write(tmp_path, b"old\n")
-    atomic_write(path, [b"new ", b"content\n"], mode=0o600, mtime_ns=1_700_000_000_000_000_000)
-    assert path.read_bytes() == b"new content\n"
-    st = path.stat()
-    assert stat.S_IMODE(st.st_mode) == 0o600
-    assert st.st_mtime_ns == 1_700_000_000_000_000_000
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["session.jsonl"]
-
-
-def test_atomic_write_failure_leaves_the_target_and_no_temp(tmp_path: Path) -> None:
-    path = write(tmp_path, b"original\n")
-
-    def chunks() -> Iterator[bytes]:
-        yield b"partial"
-        raise RuntimeError("disk went away")
-
-    with pytest.raises(RuntimeError):
-        atomic_write(path, chunks())
-    assert path.read_bytes() == b"original\n"
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["session.jsonl"]
-
-
-def test_atomic_write_can_write_to_disk_as_it_goes(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # A writer whose chunks come with waits (a parallel redaction's parts) syncs the data it
-    # has written every `sync_every` bytes, so that the final fsync has little left to do.
-    synced_sizes: list[int] = []
-    monkeypatch.setattr(jsonl, "_sync_data", lambda fd: synced_sizes.append(os.fstat(fd).st_size))
-    path = tmp_path / "copy.jsonl"
-    atomic_write(path, [b"a" * 600, b"b" * 500, b"c" * 300, b"d" * 900], sync_every=1000)
-    assert path.read_bytes() == b"a" * 600 + b"b" * 500 + b"c" * 300 + b"d" * 900
-    assert synced_sizes == [1100, 2300]  # everything written so far, each time
-    synced_sizes.clear()
-    atomic_write(path, [b"e" * 5000])
-    assert synced_sizes == []  # not asked for: only the final fsync
