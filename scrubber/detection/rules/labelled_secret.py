@@ -45,7 +45,7 @@ _MAX_VALUE = 512
 _NOUN = (
     r"(?:api[ _.-]?keys?|access[ _.-]?keys?|secret[ _.-]?keys?|auth[ _.-]?tokens?|"
     r"access[ _.-]?tokens?|api[ _.-]?tokens?|tokens?|secrets?|passwords?|passwd|passphrase|"
-    r"pwd|keys?|credentials?)"
+    r"pwd|keys?|credentials?|authorization)"
 )
 # Where to look: the noun at the end of a word, found in the lower-cased text (a case-sensitive
 # alternation runs several times faster than an IGNORECASE one); the label is read backwards
@@ -66,6 +66,10 @@ _LOOSE = re.compile(
 _PROSE = re.compile(
     rf"(?P<sep>[ \t][^\n:;.!?`'\"=]{{1,40}}?:[ \t]{{1,8}})(?:{_QUOTED}|{_BARE})",
 )
+# A quoted name, a comma, a quoted value: a header set by a call (`Header.Set("Authorization",
+# "Bearer V")`, `setRequestHeader('X-Api-Key', 'V')`), a pair in an initializer
+# (`{ "AccountKey", "V" }`), a subscript compared to a literal (`['AccountKey'], 'V'`).
+_PAIR = re.compile(rf"""(?P<sep>\\?["'`]\]?[ \t]{{0,4}},[ \t]{{0,4}}){_QUOTED}""")
 # A name, maybe its operator or an opening brace, the end of the line, then the literal.
 _NEXT_LINE = re.compile(
     r"(?P<sep>[\"']?[ \t]{0,8}(?::?=|:|\{|\()?[ \t]{0,8}\r?\n[ \t]{0,8}(?:=[ \t]{0,8})?)"
@@ -76,6 +80,7 @@ _MAX_LABEL = 80
 # Words that open a label in prose and say nothing of what it names.
 _LEADING_WORDS = frozenset({"the", "a", "an", "my", "your", "our", "their", "this", "that", "its"})
 _WORD_CHARS = re.compile(r"[A-Za-z]+")
+_NAME_PARTS = re.compile(r"[-_.:/]+")
 
 
 def _label_strength(label: str) -> Strength | None:
@@ -92,6 +97,8 @@ def _label_strength(label: str) -> Strength | None:
         return strength
     if name_words(name) in (["key"], ["keys"], ["token"], ["tokens"], ["credential"]):
         return Strength.KEY
+    if name_words(name)[-1:] == ["authorization"]:
+        return Strength.MEDIUM  # `Authorization` (and `Proxy-Authorization`): RFC 9110 §11.6.2
     return None
 
 
@@ -114,8 +121,14 @@ def _generated(value: str, strength: Strength, *, quoted: bool) -> bool:
         return False  # a bare `key` or `token` next to a uuid is an id more often than not
     if not looks_token_like(value, min_length=minimum):
         return False
+    if all(part.isalpha() for part in _NAME_PARTS.split(value) if part):
+        return False  # words joined by punctuation: `Api-Token`, `Foo::Token`, `x.y.z`
     # Prose runs words together with punctuation; a credential mixes classes inside one run.
     return quoted or any(c.isdigit() for c in value) or has_char_classes(value, 3)
+
+
+# An authentication scheme before the credential in a quoted value (RFC 9110 §11.1).
+_AUTH_SCHEME = re.compile(r"(?:Bearer|Basic|Token|token|Bot|SSWS|ApiKey)[ ]+(?=[^ ]+$)")
 
 
 def _value_span(match: re.Match[str]) -> tuple[int, int, bool]:
@@ -133,6 +146,9 @@ def _trimmed(text: str, start: int, end: int, quoted: bool) -> tuple[int, int]:
             start += 1
         while end > start and text[end - 1] == " ":
             end -= 1
+        scheme = _AUTH_SCHEME.match(text, start, end)
+        if scheme is not None:
+            start = scheme.end()
     else:
         while end > start and text[end - 1] in ".,;:!?":
             end -= 1
@@ -241,6 +257,9 @@ class _LabelledRule:
     reference: str
     words_before: int = 2  # words a label may have before the word holding its noun
     identifier: bool = False  # the label is one identifier (`const apiKey`)
+    # `Authorization` names a header's credential only as a call's first argument: the other
+    # forms' gates do not look for it.
+    authorization: bool = False
     kind: str = KIND
     anchors: tuple[str, ...] = ("pass", "pwd", "secret", "token", "key", "cred")
     context_only: bool = False
@@ -262,6 +281,11 @@ class _LabelledRule:
         resume = 0
         for noun in nouns:
             if noun.start() < resume:
+                continue
+            if (
+                not self.authorization
+                and text[noun.start() : noun.end()].lower() == "authorization"
+            ):
                 continue
             match = self.after.match(text, noun.end())
             if match is None:
@@ -331,4 +355,25 @@ NEXT_LINE_LITERAL = _LabelledRule(
     reference="a string literal on the line after its name (C#, Java, JS, C++ style; own rule)",
 )
 
-RULES = (LOOSE_LABEL, PROSE_LABEL, NEXT_LINE_LITERAL)
+PAIR_LITERAL = _LabelledRule(
+    name="labelled-secret-pair",
+    after=_PAIR,
+    authorization=True,
+    anchors=("pass", "pwd", "secret", "token", "key", "cred", "authorization"),
+    gates=(
+        Gate(
+            r"(?:pass|pwd|secret|token|key|cred|authorization)[a-z0-9_-]{0,24}"
+            + _TEXT_QUOTE
+            + r"\]?[ \t]{0,4},[ \t]{0,4}"
+            + _TEXT_QUOTE,
+            r"(?:pass|pwd|secret|token|key|cred|authorization)[a-z0-9_-]{0,24}"
+            + QUOTE_RAW
+            + r"\]?(?:[ ]|\\t){0,4},(?:[ ]|\\t){0,4}"
+            + QUOTE_RAW,
+        ),
+    ),
+    reference="a quoted name and its quoted value as two arguments or a pair: header-setting "
+    "calls (Go http.Header.Set, XMLHttpRequest.setRequestHeader), C# initializers (own rule)",
+)
+
+RULES = (LOOSE_LABEL, PROSE_LABEL, NEXT_LINE_LITERAL, PAIR_LITERAL)

@@ -6,7 +6,12 @@ import pytest
 from rule_cases import B62, HEX, Case, check, fake, ids, join, neg, pos
 
 from scrubber.detection.rules.dotenv import SENSITIVE_ASSIGNMENT as DOTENV_RULE
-from scrubber.detection.rules.labelled_secret import LOOSE_LABEL, NEXT_LINE_LITERAL, PROSE_LABEL
+from scrubber.detection.rules.labelled_secret import (
+    LOOSE_LABEL,
+    NEXT_LINE_LITERAL,
+    PAIR_LITERAL,
+    PROSE_LABEL,
+)
 
 TOKEN = fake(B62, 32, "lab")
 HEXKEY = fake(HEX, 32, "labhex")
@@ -55,7 +60,10 @@ CASES: list[Case] = [
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize("case", CASES, ids=ids(CASES))
+LABEL_CASES = list(CASES)  # CASES also gets the pair cases below, for the catalog's tests
+
+
+@pytest.mark.parametrize("case", LABEL_CASES, ids=ids(LABEL_CASES))
 def test_labelled_secret(case: Case) -> None:
     check(case)
 
@@ -92,3 +100,23 @@ PAIR_CASES: list[Case] = [
 @pytest.mark.parametrize("case", PAIR_CASES, ids=ids(PAIR_CASES))
 def test_credential_pairs(case: Case) -> None:
     check(case)
+
+
+PAIR_LITERAL_CASES: list[Case] = [
+    pos(PAIR_LITERAL, f'req.Header.Set("Authorization", "Bearer {TOKEN}")', TOKEN, note="Go header"),
+    pos(PAIR_LITERAL, f"xhr.setRequestHeader('X-Vendor-Api-Key', '{TOKEN}')", TOKEN, note="JS header"),
+    pos(PAIR_LITERAL, f'{{ "AccountKey", "{B64KEY}" }},', B64KEY, note="C# initializer"),
+    pos(PAIR_LITERAL, f"assert.equal(parsed['AccountKey'], '{B64KEY}');", B64KEY, note="subscript"),
+    neg(PAIR_LITERAL, "fields = ('password', 'password_confirmation')"),
+    neg(PAIR_LITERAL, 'headers.set("Authorization", "Bearer " + token)'),
+    neg(PAIR_LITERAL, 'getattr(settings, "SECRET_KEY", "")'),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("case", PAIR_LITERAL_CASES, ids=ids(PAIR_LITERAL_CASES))
+def test_pair_literal(case: Case) -> None:
+    check(case)
+
+
+# The catalog's tests read every positive example from CASES.
+CASES.extend(PAIR_LITERAL_CASES)
