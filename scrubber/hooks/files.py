@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from scrubber import paths
-from scrubber.hooks.fastpath import valid_session_id
+from scrubber.hooks.status_state import valid_session_id
 
 __all__ = ["append_log_line", "fsync_dir", "valid_session_id", "write_json_atomic"]
 

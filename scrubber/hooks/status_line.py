@@ -41,15 +41,15 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
 
 from scrubber import paths
-from scrubber.hooks import fastpath
-from scrubber.hooks.fastpath import (
+from scrubber.hooks import status_state
+from scrubber.hooks.files import append_log_line, write_json_atomic
+from scrubber.hooks.status_state import (
     ALLOWLIST_FILE,
     MAX_INPUT_BYTES,
     STATE_FOLDER,
     STATE_FORMAT,
     valid_session_id,
 )
-from scrubber.hooks.files import append_log_line, write_json_atomic
 
 # Imported only for type checking: `typing`, `dataclasses` (which pulls in `inspect`) and
 # `hashlib` cost a status-line call more than reading its state file does, so this module uses
@@ -213,7 +213,7 @@ class ScanState:
     @property
     def behind(self) -> bool:
         """More complete lines wait to be scanned."""
-        return fastpath.behind(self.offset, self.size, self.partial)
+        return status_state.behind(self.offset, self.size, self.partial)
 
     def total(self) -> int:
         return len({f for fps in self.findings.values() for f in fps})
@@ -251,7 +251,7 @@ def save_state(path: Path, state: ScanState) -> None:
 
 
 def _stamp(home: Path) -> str:
-    return fastpath.stamp(str(home))
+    return status_state.stamp(str(home))
 
 
 # -- scanning ---------------------------------------------------------------------------------
@@ -405,7 +405,7 @@ class IncrementalScan:
 
 def _unchanged(state: ScanState, st: os.stat_result, stamp: str) -> bool:
     """Nothing to do: same file, same size and mtime, nothing left to scan."""
-    return fastpath.is_current(state.to_json(), st, stamp)
+    return status_state.is_current(state.to_json(), st, stamp)
 
 
 def _can_resume(
@@ -426,10 +426,10 @@ def _can_resume(
 
 
 def render(state: ScanState | None, *, size: int | None = None, color: bool = True) -> str:
-    """The segment for a state (see fastpath.render); "" when nothing is known yet."""
+    """The segment for a state (see status_state.render); "" when nothing is known yet."""
     if state is None:
-        return fastpath.render({}, offset=0, size=0, current_size=size, color=color)
-    return fastpath.render(
+        return status_state.render({}, offset=0, size=0, current_size=size, color=color)
+    return status_state.render(
         state.findings,
         offset=state.offset,
         size=state.size,
@@ -443,7 +443,7 @@ def render(state: ScanState | None, *, size: int | None = None, color: bool = Tr
 
 
 def _lock_path(state_path: Path) -> Path:
-    return Path(fastpath.lock_path(str(state_path)))
+    return Path(status_state.lock_path(str(state_path)))
 
 
 def _try_lock(path: Path) -> int | None:
@@ -538,7 +538,7 @@ def start_background_scan(transcript: Path, session_id: str, env: Mapping[str, s
 
 
 def _transcript_of(payload: Mapping[str, Any], config: Path) -> Path | None:
-    found = fastpath.transcript_in_projects(payload.get("transcript_path"), str(config))
+    found = status_state.transcript_in_projects(payload.get("transcript_path"), str(config))
     return None if found is None else Path(found)
 
 

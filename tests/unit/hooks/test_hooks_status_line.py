@@ -16,7 +16,7 @@ from scrubber.demo import build_demo_config
 from scrubber.detection.fingerprint import Fingerprinter, read_or_create_key
 from scrubber.detection.rules.catalog import ALL_RULES
 from scrubber.detection.scan import SecretScanner
-from scrubber.hooks import fastpath, status_line
+from scrubber.hooks import fastpath, status_line, status_state
 from scrubber.hooks.status_line import IncrementalScan, ScanState, render
 from scrubber.paths import fingerprint_key_file
 from scrubber.pipeline import ScanTarget, audit
@@ -231,7 +231,7 @@ def test_render(findings: dict[str, list[str]], offset: int, size: int, expected
     state = ScanState("/t.jsonl", size=size, offset=offset, findings=findings)
     assert render(state, color=False) == expected
     if expected.startswith("secrets"):
-        assert render(state).startswith(fastpath.RED)
+        assert render(state).startswith(status_state.RED)
 
 
 def test_render_knows_when_the_caller_saw_more(env: dict[str, str]) -> None:
@@ -267,7 +267,7 @@ def test_main_inline_prints_the_segment(env: dict[str, str], demo: Path) -> None
         ["--inline", "--budget-ms", "60000"], stdin=io.BytesIO(data), stdout=out, env=env
     )
     line = out.getvalue()
-    assert line.startswith(fastpath.RED + "secrets: ") and line.endswith("\n")
+    assert line.startswith(status_state.RED + "secrets: ") and line.endswith("\n")
     assert line.count("\n") == 1
 
 
@@ -313,7 +313,7 @@ def test_wrap_runs_the_previous_command_with_the_same_stdin_first(
     )  # fmt: skip
     previous, ours = out.getvalue().rstrip("\n").split("  ", 1)
     assert previous == data[:12].decode()
-    assert ours.startswith(fastpath.RED + "secrets: ")
+    assert ours.startswith(status_state.RED + "secrets: ")
 
 
 def test_a_failing_previous_command_still_shows_ours_and_a_clean_one_shows_theirs(
@@ -467,8 +467,8 @@ def test_linger_comes_from_the_environment() -> None:
 def test_fastpath_finds_the_same_folders_as_paths(env: dict[str, str]) -> None:
     from scrubber import paths
 
-    assert fastpath.config_dir(env) == str(paths.config_dir(env))
-    assert fastpath.scrub_home(env) == str(paths.scrub_home(env))
+    assert status_state.config_dir(env) == str(paths.config_dir(env))
+    assert status_state.scrub_home(env) == str(paths.scrub_home(env))
 
 
 @pytest.mark.parametrize(
@@ -477,14 +477,14 @@ def test_fastpath_finds_the_same_folders_as_paths(env: dict[str, str]) -> None:
      "  [1]  \n", '"x"', "12345678901234567890123", '{"n": NaN, "i": -Infinity}', "{}"],
 )  # fmt: skip
 def test_fastpath_reads_json_as_json_does(text: str) -> None:
-    got, want = fastpath.loads(text.encode()), json.loads(text)
+    got, want = status_state.loads(text.encode()), json.loads(text)
     assert json.dumps(got) == json.dumps(want)
 
 
 @pytest.mark.parametrize("text", [b"", b"   ", b"{", b'{"a": 1} x', b"[1,]", b"\xff", b"nope"])
 def test_fastpath_refuses_what_json_refuses(text: bytes) -> None:
     with pytest.raises(ValueError):
-        fastpath.loads(text)
+        status_state.loads(text)
 
 
 def test_fastpath_answers_only_when_the_state_is_current(env: dict[str, str], demo: Path) -> None:
@@ -494,7 +494,7 @@ def test_fastpath_answers_only_when_the_state_is_current(env: dict[str, str], de
     status_line.run_background_scan(path, FULL, env, linger=0)
     segment = fastpath.fast_segment(data, env)
     assert segment is not None and segment == status_line.status_segment(data, env)
-    assert segment.startswith(fastpath.RED + "secrets: ")
+    assert segment.startswith(status_state.RED + "secrets: ")
     with path.open("ab") as handle:
         handle.write(b'{"type":"user"}\n')
     assert fastpath.fast_segment(data, env) is None  # grew: the full path starts the scan
@@ -502,11 +502,11 @@ def test_fastpath_answers_only_when_the_state_is_current(env: dict[str, str], de
     fd = status_line._try_lock(status_line._lock_path(where))  # a lingering scan is at it
     assert fd is not None
     try:
-        assert fastpath.scan_running(str(where))
+        assert status_state.scan_running(str(where))
         assert fastpath.fast_segment(data, env) == segment
     finally:
         os.close(fd)
-    assert not fastpath.scan_running(str(where))
+    assert not status_state.scan_running(str(where))
     for bad in (b"", b"{", b"[]", b'{"transcript_path": "/etc/x.jsonl"}'):
         assert fastpath.fast_segment(bad, env) == ""
 
@@ -537,4 +537,8 @@ def test_a_current_status_line_call_imports_almost_nothing(env: dict[str, str], 
     assert "scrubber.hooks.fastpath" in loaded
     heavy = ("json", "re", "pathlib", "dataclasses", "typing", "inspect", "subprocess")
     assert not {m for m in loaded if m.split(".")[0] in heavy}
-    assert not {m for m in loaded if m.startswith(("scrubber.detection", "scrubber.hooks.status"))}
+    # status_state is the fast path's own light half; the full status line must stay unloaded.
+    assert "scrubber.hooks.status_state" in loaded
+    assert not {
+        m for m in loaded if m.startswith(("scrubber.detection", "scrubber.hooks.status_line"))
+    }
