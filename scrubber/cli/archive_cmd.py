@@ -35,17 +35,17 @@ from scrubber.archive.store import (
     restore_archive,
     verify_archive,
 )
-from scrubber.archiving import (
+from scrubber.cli import common
+from scrubber.cli.common import PolicyOption
+from scrubber.cli.progress import ProgressLine
+from scrubber.errors import KeyMaterialError, ScrubberError, UsageError
+from scrubber.usecases.archive import (
     Selection,
     archive_sessions,
     bundle_bytes,
     resolve_encryption,
     select_sessions,
 )
-from scrubber.cli import common
-from scrubber.cli.common import PolicyOption
-from scrubber.cli.progress import ProgressLine
-from scrubber.errors import KeyMaterialError, ScrubberError, UsageError
 
 ENV_PASSPHRASE_FILE = "SCRUB_PASSPHRASE_FILE"  # noqa: S105 - a variable name, no secret
 _MAX_PASSPHRASE_FILE = 64 * 1024

@@ -183,7 +183,7 @@ def check_policy(env: Mapping[str, str], home: Path) -> tuple[list[Check], Polic
     else:
         checks.append(Check("on session end", Level.OK, ", ".join(a.value for a in actions)))
     if SessionEndAction.ARCHIVE in actions:
-        from scrubber.archiving import resolve_encryption
+        from scrubber.usecases.archive import resolve_encryption
 
         try:
             encryption = resolve_encryption(policy, encrypt=True)

@@ -93,7 +93,7 @@ class SortOrder(StrEnum):
 
 
 class StoreArchiveIndex:
-    """`ArchiveIndex` over `scrubber.archive.store` and `scrubber.archiving`."""
+    """`ArchiveIndex` over `scrubber.archive.store` and `scrubber.usecases.archive`."""
 
     def __init__(self, policy: Policy, home: Path, now: datetime) -> None:
         self._policy = policy
@@ -127,7 +127,7 @@ class StoreArchiveIndex:
         return ArchiveCheck(ArchiveStatus.VERIFIED if same else ArchiveStatus.STALE, ref)
 
     def archive(self, session: BundleSession) -> ArchiveCheck:
-        from scrubber.archiving import archive_sessions, resolve_encryption
+        from scrubber.usecases.archive import archive_sessions, resolve_encryption
 
         encryption = resolve_encryption(self._policy, encrypt=True)
         (outcome,) = archive_sessions(

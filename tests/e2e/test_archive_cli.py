@@ -29,9 +29,9 @@ import pyrage
 import pytest
 
 from scrubber.archive.keys import generate_identity, write_identity_file
-from scrubber.archiving import bundle_digest
 from scrubber.demo import build_demo_config, demo_manifest
 from scrubber.transcript.sessions import discover
+from scrubber.usecases.archive import bundle_digest
 
 pytestmark = pytest.mark.slow  # about 40 real processes
 

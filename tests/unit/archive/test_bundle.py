@@ -32,10 +32,10 @@ from scrubber.archive.bundle import (
     unpack_bundle,
     write_bundle,
 )
-from scrubber.archiving import facts_of
 from scrubber.demo import build_demo_config
 from scrubber.errors import ExitCode
 from scrubber.transcript.sessions import SessionInfo, discover
+from scrubber.usecases.archive import facts_of
 
 CREATED = datetime(2026, 4, 1, 12, 0, tzinfo=UTC)
 # The scripted demo session with every kind of side file (side folder, file-history,

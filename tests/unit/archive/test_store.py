@@ -46,10 +46,10 @@ from scrubber.archive.store import (
     version_name,
     write_archive,
 )
-from scrubber.archiving import facts_of
 from scrubber.demo import build_demo_config
 from scrubber.errors import ExitCode, UsageError
 from scrubber.transcript.sessions import SessionInfo, discover
+from scrubber.usecases.archive import facts_of
 
 CREATED = datetime(2026, 4, 1, 12, 0, tzinfo=UTC)
 IDENTITY = generate_identity()

@@ -1,0 +1,396 @@
+"""The archive use case, where discovery, the policy and the archive format meet.
+
+Which sessions (named ones, `--all`, `--older-than`, `--project`), to whom (recipients from the
+flags, else from the policy; or one passphrase), in clear or not (Contracts: archives are
+encrypted whenever recipients are known; `--encrypt` makes that mandatory; without recipients
+only redacted archives may be written), and where (`--output`, else the policy's destination,
+else `$SCRUB_HOME/archives`). The CLI and the SessionEnd worker both call `archive_sessions`.
+
+Redacted archives go through a `BundleRedactor`: every file of the bundle is copied, redacted,
+into a private staging folder shaped like a config dir, and the archive is made from there.
+The redaction engine provides the real one (`engine_redactor`, on `redacting.redact_copy`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from scrubber import __version__
+from scrubber.archive.bundle import (
+    BundleChangedError,
+    BundleContents,
+    BundleError,
+    Progress,
+    SessionFacts,
+    collect_bundle,
+    content_digest,
+    walk_bundle,
+)
+from scrubber.archive.keys import (
+    AnyRecipient,
+    ScryptRecipient,
+    X25519Recipient,
+    parse_recipient,
+    read_recipients_file,
+)
+from scrubber.archive.leftovers import remove_leftovers, staging_folder
+from scrubber.archive.store import WrittenArchive, write_archive
+from scrubber.errors import InputError, KeyMaterialError, ScrubberError, UsageError
+from scrubber.policy.model import ManifestField, Policy
+from scrubber.transcript.sessions import SessionInfo, discover, find_session
+
+if TYPE_CHECKING:
+    from scrubber.detection.scan import SecretScanner
+
+__all__ = [
+    "ArchiveOutcome",
+    "BundleRedactor",
+    "Encryption",
+    "Selection",
+    "archive_session",
+    "archive_sessions",
+    "bundle_bytes",
+    "bundle_digest",
+    "engine_redactor",
+    "facts_of",
+    "resolve_encryption",
+    "select_sessions",
+]
+
+# A file that changed between the hashing pass and the streaming pass (a live session) is
+# retried this many times before the session is reported as failed.
+_CHANGED_RETRIES = 2
+
+
+# ---------------------------------------------------------------------------------- which
+
+
+@dataclass(frozen=True, slots=True)
+class Selection:
+    sessions: tuple[str, ...] = ()  # ids, id prefixes or titles
+    all: bool = False
+    older_than_days: int | None = None
+    project: str | None = None  # a part of the project folder name, or the exact cwd
+
+    @property
+    def is_filter(self) -> bool:
+        return self.all or self.older_than_days is not None or self.project is not None
+
+
+def _in_project(session: SessionInfo, project: str) -> bool:
+    return project in session.project or project == (session.cwd or "")
+
+
+def select_sessions(config_dir: Path, selection: Selection, *, now: datetime) -> list[SessionInfo]:
+    """The sessions a selection names. UsageError when it names nothing or is contradictory."""
+    if selection.sessions and selection.is_filter:
+        raise UsageError(
+            "name sessions, or select them with --all / --older-than / --project, not both"
+        )
+    if not selection.sessions and not selection.is_filter:
+        raise UsageError(
+            "no session selected",
+            hint="name sessions (id, id prefix or title), or pass --all, --older-than DAYS "
+            "or --project P",
+        )
+    if selection.older_than_days is not None and selection.older_than_days < 0:
+        raise UsageError("--older-than takes a number of days >= 0")
+    if not config_dir.is_dir():
+        raise UsageError(
+            f"no Claude Code config directory at {config_dir}", hint="set CLAUDE_CONFIG_DIR"
+        )
+    discovery = discover(config_dir)
+    if selection.sessions:
+        chosen: dict[tuple[str, str], SessionInfo] = {}
+        for query in selection.sessions:
+            found = find_session(config_dir, query, discovery=discovery)
+            chosen.setdefault((found.project, found.id), found)
+        return list(chosen.values())
+    picked: list[SessionInfo] = []
+    cutoff = (
+        None
+        if selection.older_than_days is None
+        else now - timedelta(days=selection.older_than_days)
+    )
+    for session in discovery.sessions:
+        if selection.project is not None and not _in_project(session, selection.project):
+            continue
+        # Future times (clock skew, bulk-rewritten mtimes) count as now.
+        if cutoff is not None and min(session.last_activity, now) >= cutoff:
+            continue
+        picked.append(session)
+    return picked
+
+
+def facts_of(session: SessionInfo) -> SessionFacts:
+    return SessionFacts(
+        session_id=session.id,
+        project=session.project,
+        cwd=session.cwd,
+        title=session.title,
+        tags=session.tags,
+        first_timestamp=session.first_timestamp,
+        last_timestamp=session.last_timestamp,
+    )
+
+
+# ---------------------------------------------------------------------------------- to whom
+
+
+@dataclass(frozen=True, slots=True)
+class Encryption:
+    recipients: tuple[AnyRecipient, ...]
+    source: str  # "flags", "policy", "passphrase", or "none" (a clear, redacted archive)
+
+    @property
+    def encrypted(self) -> bool:
+        return bool(self.recipients)
+
+
+def _policy_recipients(policy: Policy) -> list[X25519Recipient]:
+    found: list[X25519Recipient] = []
+    for index, text in enumerate(policy.archive.recipients):
+        try:
+            found.append(parse_recipient(text))
+        except KeyMaterialError as exc:
+            raise KeyMaterialError(f"archive.recipients[{index}]: {exc.message}") from None
+    if policy.archive.recipients_file is not None:
+        found.extend(read_recipients_file(policy.archive.recipients_file))
+    return found
+
+
+def resolve_encryption(
+    policy: Policy,
+    *,
+    recipients: Sequence[str] = (),
+    recipients_files: Sequence[Path] = (),
+    passphrase: str | None = None,
+    encrypt: bool = False,
+    redact: bool = False,
+) -> Encryption:
+    """Who archives are encrypted to: the flags' recipients, else a passphrase, else the
+    policy's. Raises KeyMaterialError for bad keys or `--encrypt` without any, UsageError for
+    an unencrypted archive of unredacted sessions."""
+    given: list[X25519Recipient] = []
+    for index, text in enumerate(recipients, start=1):
+        try:
+            given.append(parse_recipient(text))
+        except KeyMaterialError as exc:
+            raise KeyMaterialError(f"-r #{index}: {exc.message}", exc.hint) from None
+    for path in recipients_files:
+        given.extend(read_recipients_file(path))
+    if passphrase is not None:
+        if given:
+            raise KeyMaterialError(
+                "--passphrase cannot be combined with -r / -R: an age file encrypted to a "
+                "passphrase has no other recipient"
+            )
+        return Encryption((ScryptRecipient(passphrase),), "passphrase")
+    source = "flags"
+    if not given:
+        given = _policy_recipients(policy)
+        source = "policy"
+    unique = list({r.encode(): r for r in given}.values())
+    if unique:
+        return Encryption(tuple(unique), source)
+    if encrypt:
+        raise KeyMaterialError(
+            "--encrypt: no recipient to encrypt to",
+            hint="pass -r age1… / -R FILE / --passphrase, or set archive.recipients in the "
+            "policy (`scrub keygen` makes a key pair)",
+        )
+    if not redact:
+        raise UsageError(
+            "refusing to archive unredacted sessions in clear: no recipients are configured",
+            hint="pass --encrypt -r age1… (or set archive.recipients in the policy), or --redact",
+        )
+    return Encryption((), "none")
+
+
+# ----------------------------------------------------------------------------- redaction
+
+
+class BundleRedactor(Protocol):
+    """Writes a redacted copy of one file of a session bundle (`target` does not exist yet;
+    its folder does)."""
+
+    def __call__(self, source: Path, target: Path) -> None: ...
+
+
+def _scanner(policy: Policy, home: Path) -> SecretScanner:
+    from scrubber.pipeline import build_scanner
+
+    return build_scanner(policy, home)
+
+
+def engine_redactor(policy: Policy, scanner: SecretScanner) -> BundleRedactor:
+    """The redaction engine's copier (`scrubber.redacting.redact_copy`), imported only when
+    `--redact` asks for it: transcripts have their string leaves redacted, text files their
+    text, thinking as the policy says (`redaction.thinking`, default redact for copies).
+    Binary files cannot be redacted and are left out of the redacted bundle."""
+    from scrubber.redacting import redact_copy
+
+    thinking = policy.redaction.thinking
+
+    def redact(source: Path, target: Path) -> None:
+        redact_copy(source, target, scanner, thinking=thinking)
+
+    return redact
+
+
+def _stage_redacted(
+    config_dir: Path, paths: Sequence[Path], staging: Path, redactor: BundleRedactor
+) -> list[Path]:
+    """Redacted copies of a bundle under `staging`; returns the staged top-level paths."""
+    for source, rel, st in walk_bundle(config_dir, paths):
+        target = staging / rel
+        if stat.S_ISDIR(st.st_mode):
+            target.mkdir(parents=True, exist_ok=True, mode=0o700)
+            continue
+        if not stat.S_ISREG(st.st_mode):
+            continue  # symlinks are neither followed nor copied, as in a plain archive
+        target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        redactor(source, target)
+        # The source's mtime (the manifest records it); a file the redactor could not copy
+        # (binary) is simply not there.
+        with contextlib.suppress(FileNotFoundError):
+            os.utime(target, ns=(st.st_mtime_ns, st.st_mtime_ns))
+    staged = (staging / p.relative_to(config_dir) for p in paths)
+    return [p for p in staged if os.path.lexists(p)]
+
+
+# ------------------------------------------------------------------------------------ doing
+
+
+def bundle_digest(session: SessionInfo) -> str:
+    """The content digest of a session's bundle as it is now, to compare with an archive's
+    (`Sidecar.content_sha256`): retention deletes a bundle only when its newest archive holds
+    exactly this. Reads every file of the bundle; raises OSError when one cannot be read."""
+    return content_digest(collect_bundle(session.config_dir, session.bundle_paths()).files)
+
+
+def bundle_bytes(sessions: Sequence[SessionInfo]) -> int:
+    """The bytes archiving these sessions reads (each file twice: hashed, then streamed)."""
+    total = 0
+    for session in sessions:
+        with contextlib.suppress(OSError, BundleError):
+            for _path, _rel, st in walk_bundle(session.config_dir, session.bundle_paths()):
+                if stat.S_ISREG(st.st_mode):
+                    total += st.st_size
+    return 2 * total
+
+
+def archive_session(
+    session: SessionInfo,
+    *,
+    destination: Path,
+    encryption: Encryption,
+    clear_fields: Sequence[str],
+    now: datetime,
+    work_dir: Path,
+    redactor: BundleRedactor | None = None,
+    redact_text: Callable[[str], str] | None = None,
+    progress: Progress | None = None,
+) -> WrittenArchive:
+    """Archive one session (its whole bundle) under `destination`.
+
+    `work_dir` (scrubber's own folder) holds the staging copy of a redacted bundle while it is
+    archived. Raises ScrubberError subclasses; InputError when the session cannot be read.
+    """
+    config_dir = session.config_dir
+    facts = facts_of(session)
+    for attempt in range(_CHANGED_RETRIES + 1):
+        stack = contextlib.ExitStack()
+        try:
+            paths = list(session.bundle_paths())
+            source_root = config_dir
+            if redactor is not None:
+                work_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+                # Locked while in use: a killed run's copies are removed by the next one.
+                staging = stack.enter_context(staging_folder(work_dir, "archive-redact"))
+                paths = _stage_redacted(config_dir, paths, staging, redactor)
+                source_root = staging
+            contents: BundleContents = collect_bundle(source_root, paths, progress=progress)
+            return write_archive(
+                destination,
+                facts,
+                contents,
+                source_root,
+                encryption.recipients,
+                created=now,
+                scrubber_version=__version__,
+                clear_fields=clear_fields,
+                redacted=redactor is not None,
+                redact_text=redact_text,
+                progress=progress,
+            )
+        except BundleChangedError:
+            if attempt == _CHANGED_RETRIES:
+                raise
+        except OSError as exc:
+            where = exc.filename or session.transcript
+            raise InputError(
+                f"cannot read session {session.id}: {where}: {exc.strerror or type(exc).__name__}"
+            ) from None
+        finally:
+            stack.close()
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+@dataclass(frozen=True, slots=True)
+class ArchiveOutcome:
+    session: SessionInfo
+    written: WrittenArchive | None = None
+    error: ScrubberError | None = None
+
+
+def archive_sessions(
+    sessions: Sequence[SessionInfo],
+    *,
+    policy: Policy,
+    home: Path,
+    encryption: Encryption,
+    now: datetime,
+    destination: Path | None = None,
+    redact: bool = False,
+    progress: Progress | None = None,
+) -> list[ArchiveOutcome]:
+    """Archive each session; a failure is recorded and the next session still runs.
+
+    Raises (before anything is written) only what concerns every session.
+    """
+    clear_fields = [str(f) for f in policy.archive.clear_manifest_fields]
+    # Titles and tags are free text: redacted before they go into a sidecar in clear.
+    clear_text = ManifestField.TITLE in clear_fields or ManifestField.TAGS in clear_fields
+    scanner = _scanner(policy, home) if redact or clear_text else None
+    redactor = engine_redactor(policy, scanner) if scanner is not None and redact else None
+    redact_text = scanner.redact_text if scanner is not None and clear_text else None
+    target = destination or policy.archive.destination_in(home)
+    # What a killed run left (issue 11): its temp files and staging, never a live run's.
+    remove_leftovers(home, archives=target)
+    outcomes: list[ArchiveOutcome] = []
+    for session in sessions:
+        try:
+            written = archive_session(
+                session,
+                destination=target,
+                encryption=encryption,
+                clear_fields=clear_fields,
+                now=now,
+                work_dir=home,
+                redactor=redactor,
+                redact_text=redact_text,
+                progress=progress,
+            )
+        except ScrubberError as error:
+            outcomes.append(ArchiveOutcome(session, error=error))
+        else:
+            outcomes.append(ArchiveOutcome(session, written=written))
+    return outcomes
