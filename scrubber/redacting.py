@@ -602,7 +602,7 @@ def _without_copies(
     is_jsonl = result.kind is FileKind.TRANSCRIPT
     scope = session_of_path(result.source)
     with tmp.open("rb", buffering=IO_BUFFER) as written:
-        if not has_copies(written, index, is_jsonl, scope):
+        if not has_copies(written, index, is_jsonl, scope, redact_thinking=False):
             return None
         written.seek(0)
         fd, name = tempfile.mkstemp(

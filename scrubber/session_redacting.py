@@ -20,6 +20,7 @@ from pathlib import Path
 from scrubber import parallel, paths
 from scrubber.detection.known_values import KnownValues, ValueIndex
 from scrubber.detection.scan import SecretScanner
+from scrubber.durable import atomic_write, fsync_dir
 from scrubber.errors import InputError, ScrubberError, UsageError
 from scrubber.policy.model import ThinkingMode
 from scrubber.redacting import (
@@ -34,7 +35,7 @@ from scrubber.redacting import (
     redact_text_stream,
     redact_transcript_lines,
 )
-from scrubber.transcript.jsonl import IO_BUFFER, atomic_write, fsync_dir
+from scrubber.transcript.jsonl import IO_BUFFER
 from scrubber.value_copies import CopyCounts, has_copies, rewrite_copies, session_of_path
 
 # A copy's first pass, beside its destination until every file of its session was redacted.
@@ -167,7 +168,9 @@ def _publish(
     scope = session_of_path(result.source)
     try:
         with temp.open("rb", buffering=IO_BUFFER) as stream:
-            dirty = bool(index) and has_copies(stream, index, is_jsonl, scope)
+            dirty = bool(index) and has_copies(
+                stream, index, is_jsonl, scope, redact_thinking=redact_thinking
+            )
             if dirty:
                 stream.seek(0)
                 counts = CopyCounts()
@@ -212,7 +215,8 @@ def redact_files_in_place(
         is_jsonl = result.kind is FileKind.TRANSCRIPT
         try:
             with path.open("rb", buffering=IO_BUFFER) as stream:
-                if not has_copies(stream, index, is_jsonl, session_of_path(path)):
+                scope = session_of_path(path)
+                if not has_copies(stream, index, is_jsonl, scope, redact_thinking=False):
                     continue
         except OSError:
             continue  # gone meanwhile: its own rewrite already reported what it did

@@ -299,15 +299,24 @@ class CopyCounts:
     by_kind: Counter[str] = field(default_factory=Counter)
 
 
-def has_copies(stream: IO[bytes], index: ValueIndex, is_jsonl: bool, scope: Scope | None) -> bool:
-    """Whether a redacted file still holds a copy of a known value (its first pass missed
-    it). Thinking text counts: a caller that may not edit it rewrites nothing there."""
+def has_copies(
+    stream: IO[bytes],
+    index: ValueIndex,
+    is_jsonl: bool,
+    scope: Scope | None,
+    *,
+    redact_thinking: bool = True,
+) -> bool:
+    """Whether a redacted file still holds a copy of a known value that its first pass missed
+    and that may be rewritten (in thinking text only when `redact_thinking`: an in-place
+    rewrite never edits it, so a copy there is no reason to rewrite the file)."""
     for block in blocks(stream, index):
         if not block.candidates:
             continue
         if is_jsonl:
-            if any(True for _ in jsonl_copies(block, index, scope)):
-                return True
+            for line in jsonl_copies(block, index, scope):
+                if redact_thinking or any(not copy.in_thinking for copy in line.copies):
+                    return True
         elif scope is not None and text_copies(block, index, scope):
             return True
     return False

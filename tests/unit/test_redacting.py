@@ -276,12 +276,13 @@ def test_an_unwritable_destination_is_a_clear_error_and_leaves_nothing(
 def test_a_failure_mid_write_removes_the_temp_file(
     demo: tuple[Path, DemoManifest], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from scrubber.transcript import jsonl
+    import os
 
     def full_disk(fd: int) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(jsonl.os, "fsync", full_disk)
+    # Wherever atomic_write lives (it moved to scrubber/durable.py): every fsync fails.
+    monkeypatch.setattr(os, "fsync", full_disk)
     out = tmp_path / "out"
     out.mkdir()
     with pytest.raises(ScrubberError, match="No space left on device"):
