@@ -152,8 +152,10 @@ class BracedElementRule:
             paired = any(start <= at < end for start, end in blocks) or any(
                 abs(hit.start - at) <= _PAIR_REACH for hit in secrets
             )
-            if paired and any(_companion_word(word) for word in match.group(group).split()):
-                yield Hit(match.start(group), match.end(group), self.kind, self.name)
+            value = match.group(group)
+            if paired and any(_companion_word(word) for word in value.split()):
+                end = match.end(group) - (len(value) - len(value.rstrip()))
+                yield Hit(match.start(group), end, self.kind, self.name)
 
     @staticmethod
     def _block_end(text: str, opener: re.Match[str]) -> int:

@@ -43,6 +43,7 @@ CASES: list[Case] = [
     pos(xml.BRACED_ELEMENT, _block(f"<id>{{vendor {HEX_KEY}}}</id>", f"<secret>{{{TOKEN}}}</secret>"),
         f"vendor {HEX_KEY}", TOKEN),
     pos(xml.BRACED_ELEMENT, _block(f"<username>{TOKEN}</username>"), TOKEN, note="unbraced"),
+    pos(xml.BRACED_ELEMENT, _block(f"<appID> {TOKEN} </appID>"), TOKEN, note="spaces trimmed"),
     neg(xml.BRACED_ELEMENT, _block(f"<id>{UUID}</id>", "<username>deploy-bot-2024</username>"),
         note="ordinary ids"),
     neg(xml.BRACED_ELEMENT, _block("<id>{https://abc123def456ghi.management.azure-api.net}</id>")),
