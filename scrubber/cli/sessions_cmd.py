@@ -1,0 +1,134 @@
+"""`scrub sessions`: parses, calls `usecases.sessions.list_sessions`, renders (text or JSON)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Annotated, Any
+
+import typer
+
+from scrubber.cli import common
+from scrubber.cli.common import PolicyOption, human_size
+from scrubber.cli.retention_text import FormatOption, OutputFormat, ago, dumps, until, warn
+from scrubber.retention.plan import Forecast
+from scrubber.retention.rules import ArchiveStatus, Reason
+from scrubber.usecases.sessions import SessionListing, SortOrder, list_sessions
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("sessions")
+    def sessions_command(
+        project: Annotated[
+            str | None,
+            typer.Option("--project", help="Only sessions whose project folder contains this."),
+        ] = None,
+        output_format: FormatOption = OutputFormat.text,
+        sort: Annotated[
+            SortOrder,
+            typer.Option("--sort", help="urgency (soonest removal first), recent, or size."),
+        ] = SortOrder.urgency,
+        policy_path: PolicyOption = None,
+    ) -> None:
+        """List sessions: title, project, last activity, size, secrets, pins, archives, and
+        when Claude Code's own sweep and scrubber's retention would each remove them.
+
+        Claude Code's sweep goes by file mtime and ignores pins: a pinned session can still
+        be deleted by it (`scrub install --take-over-cleanup` hands the clock to scrubber).
+        """
+        listing = list_sessions(
+            common.env(),
+            project=project,
+            sort=sort,
+            policy_path=policy_path,
+            now=datetime.now(UTC),
+        )
+        if output_format is OutputFormat.json:
+            typer.echo(dumps(_as_json(listing)))
+            return
+        for note in listing.notes:
+            warn(note)
+        typer.echo(_as_text(listing))
+
+
+def _as_json(listing: SessionListing) -> dict[str, Any]:
+    titles = listing.titles
+    return {
+        "now": listing.now.isoformat(),
+        "notes": list(listing.notes),
+        "sessions": [
+            {
+                "session_id": row.info.id,
+                "project": row.info.project,
+                "title": titles.show(row.info.title, None),
+                "last_activity": row.forecast.last_activity.isoformat(),
+                "size": row.info.size,
+                "secrets": row.secrets,
+                "pinned": row.forecast.pinned,
+                "archived": str(row.archived),
+                "claude_sweep_at": None
+                if row.forecast.claude_sweep_at is None
+                else row.forecast.claude_sweep_at.isoformat(),
+                "retention_at": None
+                if not listing.retention_known or row.forecast.retention_at is None
+                else row.forecast.retention_at.isoformat(),
+                "retention_note": None
+                if row.forecast.retention_note is None
+                else str(row.forecast.retention_note),
+                "claude_first": row.forecast.claude_first,
+            }
+            for row in listing.rows
+        ],
+    }
+
+
+def _as_text(listing: SessionListing) -> str:
+    now = listing.now
+    header = (
+        f"{'CLAUDE SWEEP':<22}{'RETENTION':<26}{'LAST ACTIVITY':<16}{'SIZE':>9} {'SECRETS':>7} "
+        f"{'PIN':<4}{'ARCHIVED':<11}SESSION  TITLE"
+    )
+    lines = [header]
+    for row in listing.rows:
+        info, item, secrets = row.info, row.forecast, row.secrets
+        sweep = (
+            "paused"
+            if item.claude_sweep_at is None
+            else until(item.claude_sweep_at, now, past="next Claude start")
+        )
+        text = (
+            f"{sweep:<22}{_retention_when(item, listing.retention_known, now):<26}"
+            f"{ago(item.last_activity, now):<16}{human_size(info.size):>9} "
+            f"{'?' if secrets is None else str(secrets):>7} {'yes' if item.pinned else '':<4}"
+            f"{_archived_text(row.archived):<11}{info.project}/{info.id}  "
+            f"{listing.titles.show(info.title)}"
+        )
+        lines.append(text.rstrip())
+    at_risk = sum(1 for row in listing.rows if row.forecast.claude_first)
+    if at_risk:
+        lines.append(
+            f"\n{at_risk} session(s) would be deleted by Claude Code's own sweep first (no trash, "
+            "no archive, pins ignored): `scrub install --take-over-cleanup` makes scrubber's "
+            "policy the one clock"
+        )
+    return "\n".join(lines)
+
+
+def _retention_when(item: Forecast, known: bool, now: datetime) -> str:
+    if not known:
+        return "paused"
+    if item.retention_at is None:
+        return {
+            Reason.PINNED: "never (pinned)",
+            Reason.UNREADABLE: "never (unreadable)",
+            Reason.NEWEST_IN_PROJECT: "kept (newest)",
+        }.get(item.retention_note or Reason.PINNED, "never")
+    return until(item.retention_at, now, past="next run")
+
+
+def _archived_text(status: ArchiveStatus) -> str:
+    return {
+        ArchiveStatus.VERIFIED: "verified",
+        ArchiveStatus.STALE: "older",
+        ArchiveStatus.UNVERIFIED: "BROKEN",
+        ArchiveStatus.NONE: "no",
+    }[status]

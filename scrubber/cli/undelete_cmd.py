@@ -1,0 +1,47 @@
+"""`scrub undelete`: parses, calls `usecases.retention.undelete_session`, says what came back.
+
+A module of its own (not in retention_cmd) so that `scrub --help` lists the commands in the
+order it always has: retention, sessions, pin, unpin, pins, undelete."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Annotated
+
+import typer
+
+from scrubber.cli import common
+from scrubber.cli.retention_text import warn
+from scrubber.usecases.retention import undelete_session
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("undelete")
+    def undelete_command(
+        session: Annotated[str, typer.Argument(metavar="SESSION", help="Id, id prefix or title.")],
+        keep_mtime: Annotated[
+            bool,
+            typer.Option(
+                "--keep-mtime",
+                help="Keep the files' old mtimes (Claude Code's sweep may then delete the "
+                "session again at its next start).",
+            ),
+        ] = False,
+    ) -> None:
+        """Put a session back from scrubber's trash, where Claude Code finds it.
+
+        Refuses, changing nothing, when a file is in the way. The restored files' mtimes
+        become now, so Claude Code's sweep gives a full period to resume the session.
+        """
+        result = undelete_session(
+            common.env(), session, keep_mtime=keep_mtime, now=datetime.now(UTC), warn=warn
+        )
+        typer.echo(
+            f"restored {result.project}/{result.session_id} ({len(result.restored)} paths)"
+            f"{'' if keep_mtime else '; mtimes set to now'}: claude --resume {result.session_id}"
+        )
+        # Retention ages a session by the timestamps inside it, not by mtime.
+        typer.echo(
+            "note: its last activity is unchanged, so the next retention run removes it "
+            f"again unless it is resumed or pinned (scrub pin {result.session_id})"
+        )

@@ -1,0 +1,132 @@
+"""The archive store as retention sees it: `StoreArchiveIndex`, retention's `ArchiveIndex`
+over `scrubber.archive.store` and the archive use case.
+
+The archive store and retention sit side by side in the layers (neither imports the other), so
+the adapter that lets retention use the store lives here, above both.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from scrubber.archive.bundle import collect_bundle, content_digest
+from scrubber.archive.store import archives_of, list_archives, sidecar_path, verify_archive
+from scrubber.errors import ScrubberError, UsageError
+from scrubber.policy.model import Policy
+from scrubber.retention.apply import ArchiveCheck, BundleSession
+from scrubber.retention.plan import ArchiveFacts
+from scrubber.retention.rules import ArchiveStatus, Subject
+from scrubber.transcript.sessions import SessionInfo
+
+
+class StoreArchiveIndex:
+    """`ArchiveIndex` over `scrubber.archive.store` and `scrubber.usecases.archive`."""
+
+    def __init__(self, policy: Policy, home: Path, now: datetime) -> None:
+        self._policy = policy
+        self._home = home
+        self._now = now
+        self.root = policy.archive.destination_in(home)
+
+    @property
+    def can_archive(self) -> bool:
+        return self._policy.archive.has_recipients
+
+    def newest(self, session: BundleSession) -> ArchiveCheck:
+        entries = archives_of(self.root, session.project, session.id)
+        if not entries:
+            return ArchiveCheck(ArchiveStatus.NONE)
+        entry = entries[-1]
+        ref = str(entry.path)
+        try:
+            verify_archive(entry.path)
+        except (ScrubberError, OSError):
+            return ArchiveCheck(ArchiveStatus.UNVERIFIED, ref)
+        if entry.sidecar is None:
+            return ArchiveCheck(ArchiveStatus.UNVERIFIED, ref)
+        # Contracts: the newest archive must match the bundle as it is now.
+        info = _as_session_info(session)
+        contents = collect_bundle(info.config_dir, info.bundle_paths())
+        same = (
+            entry.sidecar.content_sha256 == content_digest(contents.files)
+            and entry.last_timestamp == session.last_timestamp
+        )
+        return ArchiveCheck(ArchiveStatus.VERIFIED if same else ArchiveStatus.STALE, ref)
+
+    def archive(self, session: BundleSession) -> ArchiveCheck:
+        from scrubber.usecases.archive import archive_sessions, resolve_encryption
+
+        encryption = resolve_encryption(self._policy, encrypt=True)
+        (outcome,) = archive_sessions(
+            [_as_session_info(session)],
+            policy=self._policy,
+            home=self._home,
+            encryption=encryption,
+            now=self._now,
+        )
+        if outcome.error is not None:
+            raise outcome.error
+        return self.newest(session)
+
+    def verify(self, ref: str) -> bool:
+        try:
+            verify_archive(Path(ref))
+        except (ScrubberError, OSError):
+            return False
+        return True
+
+    def files(self) -> tuple[ArchiveFacts, ...]:
+        found = []
+        for entry in list_archives(self.root):
+            sidecar = entry.sidecar
+            clear: Mapping[str, Any] = sidecar.manifest if sidecar is not None else {}
+            created = sidecar.created if sidecar is not None else None
+            if created is None:
+                try:
+                    created = datetime.fromtimestamp(entry.path.lstat().st_mtime, UTC)
+                except OSError:
+                    created = self._now
+            title = clear.get("title")
+            tags = clear.get("tags")
+            cwd = clear.get("cwd")
+            subject = Subject(
+                session_id=entry.session_id,
+                project=entry.project,
+                cwd=cwd if isinstance(cwd, str) else None,
+                custom_title=title if isinstance(title, str) else None,
+                tags=tuple(t for t in tags if isinstance(t, str)) if isinstance(tags, list) else (),
+                # A title redacted before it went into the sidecar can no longer match a pin.
+                title_known="title" in clear
+                and not (isinstance(title, str) and "[REDACTED:" in title),
+                tags_known="tags" in clear,
+                cwd_known="cwd" in clear,
+            )
+            found.append(
+                ArchiveFacts(
+                    ref=str(entry.path),
+                    session_id=entry.session_id,
+                    project=entry.project,
+                    last_timestamp=entry.last_timestamp,
+                    created=created if created.tzinfo else created.replace(tzinfo=UTC),
+                    subject=subject,
+                )
+            )
+        return tuple(found)
+
+    def remove(self, ref: str) -> None:
+        path = Path(ref)
+        if path.parent.parent.parent != self.root:
+            raise UsageError(f"{path}: not an archive under {self.root}; not removed")
+        for item in (sidecar_path(path), path):
+            with contextlib.suppress(FileNotFoundError):
+                item.unlink()  # unlink never follows a link
+
+
+def _as_session_info(session: BundleSession) -> SessionInfo:
+    if not isinstance(session, SessionInfo):
+        raise TypeError("the archive store needs a discovered session")
+    return session

@@ -1,0 +1,145 @@
+"""The sessions use case (`scrub sessions`): every session with its size, its secrets (from the
+audit cache, while fresh), its pin and archive, and when Claude Code's own sweep and scrubber's
+retention would each remove it. Read-only."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from scrubber.errors import ConfigError, ScrubberError, UsageError
+from scrubber.retention.plan import Forecast, Periods, RetentionRules, SessionKey, forecast
+from scrubber.retention.rules import ArchiveStatus
+from scrubber.transcript.sessions import SessionInfo
+from scrubber.usecases.retention import (
+    Titles,
+    archive_index,
+    claude_periods,
+    gather_facts,
+    retention_period,
+)
+
+
+class SortOrder(StrEnum):
+    urgency = "urgency"
+    recent = "recent"
+    size = "size"
+
+
+@dataclass(frozen=True, slots=True)
+class SessionRow:
+    info: SessionInfo
+    forecast: Forecast
+    archived: ArchiveStatus
+    secrets: int | None  # None: not audited, or changed since
+
+
+@dataclass(frozen=True, slots=True)
+class SessionListing:
+    now: datetime
+    notes: tuple[str, ...]  # why a clock is paused
+    rows: tuple[SessionRow, ...]
+    retention_known: bool  # False: retention is paused (its settings cannot be read)
+    titles: Titles
+
+
+def _audit_cache(home: Path) -> Mapping[str, Any]:
+    """The audit cache in `state/`: {"format": 1, "sessions": {id: {"transcript_size",
+    "transcript_mtime_ns", "distinct"}}}. A count is shown only while the transcript is the
+    one that was audited (same size and mtime); anything else shows "?"."""
+    from scrubber.pipeline import AUDIT_CACHE_NAME
+
+    path = home / "state" / AUDIT_CACHE_NAME
+    try:
+        value = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(value, dict) or value.get("format") != 1:
+        return {}
+    sessions = value.get("sessions")
+    return sessions if isinstance(sessions, dict) else {}
+
+
+def _secrets(cache: Mapping[str, Any], info: SessionInfo) -> int | None:
+    item = cache.get(info.id)
+    if not isinstance(item, dict):
+        return None
+    try:
+        st = info.transcript.stat()
+    except OSError:
+        return None
+    fresh = (
+        item.get("transcript_size") == st.st_size
+        and item.get("transcript_mtime_ns") == st.st_mtime_ns
+    )
+    count = item.get("distinct")
+    return count if fresh and isinstance(count, int) else None
+
+
+def _sorted(rows: list[SessionRow], sort: SortOrder) -> tuple[SessionRow, ...]:
+    if sort is SortOrder.urgency:
+        rows.sort(key=lambda r: (r.forecast.urgency, r.forecast.key))
+    elif sort is SortOrder.recent:
+        rows.sort(key=lambda r: (r.forecast.last_activity, r.forecast.key), reverse=True)
+    else:
+        rows.sort(key=lambda r: (r.forecast.size, r.forecast.key), reverse=True)
+    return tuple(rows)
+
+
+def list_sessions(
+    env: Mapping[str, str],
+    *,
+    project: str | None,
+    sort: SortOrder,
+    policy_path: Path | None,
+    now: datetime,
+) -> SessionListing:
+    facts = gather_facts(env, policy_path, now)
+    notes: list[str] = []
+    try:
+        period = retention_period(facts, None)
+    except ConfigError as error:
+        notes.append(f"retention paused: {error.message}")
+        period = None
+    try:
+        claude, _, _ = claude_periods(facts)
+        sweep_periods: Periods | None = claude
+    except ConfigError as error:
+        notes.append(
+            f"Claude Code's sweep is skipped while its settings cannot be read: {error.message}"
+        )
+        sweep_periods = None
+    index = archive_index(facts)
+    chosen = [
+        s
+        for s in facts.discovery.sessions
+        if project is None or project in s.project or project == (s.cwd or "")
+    ]
+    if project is not None and not chosen:
+        raise UsageError(f"no session matches --project {project}")
+    rules = RetentionRules.from_policy(
+        facts.loaded.policy.retention,
+        facts.pins,
+        period.periods if period else Periods(1),
+        can_archive=index.can_archive,
+    )
+    # Newest-per-project counts the whole project, not only the sessions shown.
+    forecasts = {
+        f.key: f for f in forecast(facts.discovery.sessions, rules, facts.now, sweep_periods)
+    }
+    cache = _audit_cache(facts.home)
+    titles = Titles(facts.loaded.policy, facts.home)
+    rows = []
+    for info in chosen:
+        try:
+            archived = index.newest(info).status
+        except (ScrubberError, OSError):
+            archived = ArchiveStatus.UNVERIFIED
+        item = forecasts[SessionKey(info.project, info.id)]
+        rows.append(SessionRow(info, item, archived, _secrets(cache, info)))
+    return SessionListing(facts.now, tuple(notes), _sorted(rows, sort), period is not None, titles)
