@@ -34,15 +34,19 @@ from scrubber.detection.rules.values import (
 _LINES_AROUND = 3
 _MAX_LINE = 1024
 _COMPANION_WORDS = frozenset(
-    {"id", "user", "username", "login", "account", "appid", "clientid", "keyid", "uid"}
+    (
+        *("id", "user", "username", "login", "account", "appid", "clientid", "keyid", "uid"),
+        *("org", "organization", "tenant", "workspace"),
+    )
 )
 # Words a label may end with before its id word: `client id`, `app_id`, `access key id`.
 _QUALIFIERS = frozenset(
     {"client", "app", "application", "api", "access", "key", "org", "tenant", "account", "project"}
 )
 _COMPANION = re.compile(
-    r"(?<![A-Za-z0-9_])(?P<label>(?:[A-Za-z][A-Za-z0-9]*[ _.-]){0,4}?"
-    r"(?:id|user|username|login|account|appid|clientid|keyid|uid))\d*(?![A-Za-z0-9])"
+    r"(?<![A-Za-z0-9])_?(?P<label>(?:[A-Za-z0-9][A-Za-z0-9]*[ _.-]){0,4}?[A-Za-z]*?"
+    r"(?:id|user|username|login|account|appid|clientid|keyid|uid|org|organization|tenant|"
+    r"workspace))\d*(?![A-Za-z0-9])"
     r"""\\?["']?[ \t]*(?:=>|->|:=|[:=|]|[ \t]-[ \t])[ \t]*"""
     r"""(?:\\?"(?P<dq>[^"\\\n]{8,256})\\?"|'(?P<sq>[^'\n]{8,256})'|(?P<bare>[^\s"',;<>]{8,256}))""",
     re.IGNORECASE,
@@ -112,10 +116,12 @@ def companions_near(text: str, secret_label: str, secret_start: int) -> Iterator
         if not words or words[-1] not in _COMPANION_WORDS:
             continue
         if len(secret_words) == 1 or not _owner_words(words):
-            # A bare `Key=` or `secret=`, or a bare `account_id`: only the lines next to each
-            # other pair up.
+            # A bare `Key=` or `secret=`, or a bare `account_id`: only lines close to each
+            # other pair up (next to each other for a bare `id`; a `tenantId`/`clientId`
+            # stands within a few lines of its secret in JSON configs).
             distance = abs(text.count("\n", 0, match.start()) - own_line)
-            if distance != 1:
+            reach = 1 if len(words) == 1 or len(secret_words) == 1 else _LINES_AROUND
+            if not 0 < distance <= reach:
                 continue
         elif not _same_owner(secret_words, words):
             continue

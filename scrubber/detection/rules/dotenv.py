@@ -178,7 +178,10 @@ def _operators(form: str) -> tuple[str, str, str]:
     # (`"Bearer abc"`): `_credential_part` takes what follows them.
     scheme = rf"(?:{q}{t}{{0,4}})?(?:(?:bearer|basic|token|bot|digest|ssws|apikey|key){t}{{1,4}})?"
     value = rf"{t}{{0,16}}{scheme}{v}{{8}}"
-    medium = rf"(?:{closed}(?::{{0,3}}=|[?+]=|=|:{t})|{q}\]?\??{t}{{0,8}}:|{q}{t}{{0,4}},|>){value}"
+    medium = (
+        rf"(?:{closed}(?::{{0,3}}=|[?+]=|=|:{t})|{q}\]?\??{t}{{0,8}}:|{q}{t}{{0,4}},|>){value}"
+        rf"|:{v}{{20}}"  # `…AccessKey:TP+G/…`: glued, judged by `_glued_credential`
+    )
     # `API_KEY: str = "…"`: an annotation between the name and `=` (`_SEPARATOR`'s: an
     # identifier, UTF-8 or escaped, then maybe `[…]` on the same line; hyperscan refuses the
     # bounded repeats of the rule's own pattern here, so the gate leaves them unbounded).
@@ -345,13 +348,20 @@ _SEPARATOR = re.compile(
 # `define('DB_PASSWORD', '…')`, `setenv("TOKEN", "…")`, `config.set('auth', 'token', '…')`.
 _CALL_SEPARATOR = re.compile(r"""(?P<close>\\?["'])[ \t]{0,4},[ \t]{0,4}(?P<after>)""")
 _MAX_GAP = 16  # a masked placeholder leaves 21+ spaces behind a label: never bridge that
-_UNQUOTED = re.compile(r"""(?:[^\s"'`\\;,<>]|\\(?![nrt"'\\/]))+""")
+# An unquoted value runs to a space, a quote or punctuation that ends it in code (`;`, `<`);
+# a comma ends it too unless more of the value follows at once (`A,.:-…` in an INI file).
+_UNQUOTED = re.compile(r"""(?:[^\s"'`\\;,<>]|,(?=[^\s,])|\\(?![nrt"'\\/]))+""")
 _MAX_VALUE = 4096
 _PROSE_AFTER = re.compile(r" [A-Za-z]")
 _COMPOSED = re.compile(r"[A-Za-z][-_.][A-Za-z]")
+# Groups of upper-case letters and digits joined by hyphens, as license and product keys are
+# written (at least 3 groups of 3 to 8).
+_LICENSE_SHAPE = re.compile(r"^[A-Z0-9]{3,8}(?:-[A-Z0-9]{3,8}){2,}$")
 _JOINED_WORDS = re.compile(r"^[a-z][a-z0-9]*(?:[-_](?:[a-z][a-z0-9]*|[0-9]+))+$")
 # A part of a joined value that is generated, not a word: 8+ characters mixing letters and
 # digits (`sk_e51a4bf7…`, `bkua_hqlh73m5…`, `sccqe60k-nsak-…`). Names of things are words.
+# A comma that starts another argument or list item: `,name=`, `,word,` of only letters.
+_LISTED = re.compile(r",[A-Za-z_][\w.]*=|^[A-Za-z_]\w*(?:,[A-Za-z_]\w*)+$")
 _GENERATED_PART = re.compile(r"(?=[a-z0-9]*[0-9])(?=[a-z0-9]*[a-z])[a-z0-9]{8,}")
 # An authentication scheme written into a value (`"Bearer <token>"`, `Basic <base64>`): the
 # credential is what follows it (RFC 9110 §11.1 auth-scheme; GitHub's `token <pat>`).
@@ -370,6 +380,17 @@ _NOT_SECRET_WORDS = frozenset(
 _CLOSERS = {")": "(", "]": "[", "}": "{"}
 
 
+def _strong_stem(word: str) -> bool:
+    """`secrete`, `passwordd`: a strong word with one or two letters more (typos), not a word
+    of its own (`secretary`, `passport`) nor a plural."""
+    if word.endswith("s"):
+        return False  # `secrets:`, `passwords:` name collections (a CI file's `secrets: inherit`)
+    return any(word.startswith(stem) and len(word) <= len(stem) + 2 for stem in _STRONG_STEMS)
+
+
+_STRONG_STEMS = ("secret", "password", "passwd")
+
+
 @functools.lru_cache(maxsize=4096)
 def classify_name(name: str) -> Strength | None:
     """How strongly a name says that its value is a secret; None when it does not."""
@@ -386,7 +407,7 @@ def classify_name(name: str) -> Strength | None:
         # `credentials: 'include'` (fetch), `'pass': 'bandpass'`: alone, these words need a
         # value shaped like a credential.
         return Strength.MEDIUM
-    if any(w in _STRONG_WORDS or w.endswith(_STRONG_SUFFIXES) for w in words):
+    if any(w in _STRONG_WORDS or w.endswith(_STRONG_SUFFIXES) or _strong_stem(w) for w in words):
         return Strength.STRONG
     if words[-1] in _STRONG_LAST_WORDS:
         return Strength.STRONG
@@ -518,6 +539,8 @@ def accept_value(
         return False  # r"(?:key|pwd)", f"{name}-{id}", `${prefix}-token`
     if looks_like_code(value) and not looks_token_like(value):
         return False
+    if not found.quoted and "," in value and _LISTED.search(value):
+        return False  # `password=pw,user=u`: a call's next argument, `a,b,c`: a list of names
     if found.op == "," and is_pure_identifier(value.replace(".", "_")):
         return False  # `field_serializer('password', 'password_bytes')`
     if found.prose_follows and is_pure_identifier(value):
@@ -543,6 +566,8 @@ def accept_value(
     if not found.quoted and strength is not Strength.STRONG and is_pure_identifier(value):
         return False  # `authKey: _authKey`: a variable
     if strength is Strength.KEY:
+        if _LICENSE_SHAPE.match(value) and any(c.isdigit() for c in value):
+            return True  # `F1A-NEI-HY4-PZK`: groups of a license or product key
         return (
             len(value) >= 16
             and not looks_like_code(value)
@@ -576,6 +601,15 @@ def _quoted_passphrase(value: str, name: str, found: AssignedValue) -> bool:
 _GENERATED_RUN = re.compile(r"(?=[A-Za-z]*[0-9])(?=[0-9]*[A-Za-z])[A-Za-z0-9]{8,}")
 # A file name, or a path of words: `key=uploads/2024/photo.png`, `Key=docs/readme`.
 _FILE_OR_PATH = re.compile(r"\.[A-Za-z]{2,5}$|^[\w-]+(?:/[\w-]+)+/?$")
+
+
+def _glued_credential(value: str) -> bool:
+    """A value written right after `name:` with no space that is a credential anyway."""
+    # Only a token's alphabet (base64, base64url): never a placeholder's tail (`…-password:`
+    # `0a1b2c3d]@host`), a URL or a `key:value:more` path.
+    if re.fullmatch(r"[A-Za-z0-9+/=_-]{20,}", value) is None:
+        return False
+    return has_char_classes(value, 3) and looks_token_like(value, 20)
 
 
 def _bare_key_value(value: str) -> bool:
@@ -825,10 +859,15 @@ class SensitiveAssignmentRule:
         quoted_name = sep.group("close") is not None
         if len(after) > _MAX_GAP:
             return None
-        if op == ":" and not quoted_name and not after:
-            return None  # YAML needs a space after the colon; `a:b` is something else
         spaced = bool(sep.group("before")) or (bool(after) and op != ":")
         found = read_value(text, sep.end(), op, spaced)
+        glued = op == ":" and not quoted_name and not after
+        # YAML needs a space after the colon; `a:b` is something else, unless what follows is
+        # a long generated run (`azureStorageAccessKey:TP+G/9FT…==` in a log).
+        if glued and (
+            found is None or found.quoted or not _glued_credential(text[found.start : found.end])
+        ):
+            return None
         if found is not None and quoted_name:
             found = dataclasses.replace(found, quoted_name=True)
         return found

@@ -62,6 +62,11 @@ _LOOSE = re.compile(
     rf"(?:{_QUOTED}|{_BARE})",
     re.IGNORECASE,
 )
+# A table row whose value stands after a description cell: `| AADRefreshToken | Refresh token
+# of the app | V |`.
+_LOOSE_AFTER_DESCRIPTION = re.compile(
+    rf"(?P<sep>[ \t]{{0,8}}\|[^|\n]{{1,80}}\|[ \t]{{0,8}})(?:{_QUOTED}|{_BARE})"
+)
 # `the token to test the API: V`: a label, a few words of prose on the same line, a colon.
 _PROSE = re.compile(
     rf"(?P<sep>[ \t][^\n:;.!?`'\"=]{{1,40}}?:[ \t]{{1,8}})(?:{_QUOTED}|{_BARE})",
@@ -70,9 +75,17 @@ _PROSE = re.compile(
 # "Bearer V")`, `setRequestHeader('X-Api-Key', 'V')`), a pair in an initializer
 # (`{ "AccountKey", "V" }`), a subscript compared to a literal (`['AccountKey'], 'V'`).
 _PAIR = re.compile(rf"""(?P<sep>\\?["'`]\]?[ \t]{{0,4}},[ \t]{{0,4}}){_QUOTED}""")
+# A name-value pair whose name is the label: Kubernetes `env` entries (`- name: DB_PASSWORD` then
+# `value: V`), ECS/Docker task definitions (`{"name": "API_KEY", "value": "V"}`).
+_NAME_BEFORE = re.compile(r"""name\\?["']?[ \t]{0,4}[:=][ \t]{0,4}\\?["']?[A-Za-z0-9_.-]{0,60}$""")
+_NAME_VALUE = re.compile(
+    r"""(?P<sep>[A-Za-z0-9_.-]{0,40}\\?["']?[ \t]{0,4},?[ \t]{0,4}"""
+    r"""(?:\r?\n[ \t]{0,40}(?:-[ \t]{1,4})?)?\\?["']?value\\?["']?[ \t]{0,4}[:=][ \t]{0,4})"""
+    rf"(?:{_QUOTED}|{_BARE})"
+)
 # A name, maybe its operator or an opening brace, the end of the line, then the literal.
 _NEXT_LINE = re.compile(
-    r"(?P<sep>[\"']?[ \t]{0,8}(?::?=|:|\{|\()?[ \t]{0,8}\r?\n[ \t]{0,8}(?:=[ \t]{0,8})?)"
+    r"(?P<sep>[\"']?[ \t]{0,8}(?::?=|:|\{|\()?[ \t]{0,8}\r?\n[ \t]{0,40}(?:=[ \t]{0,8})?)"
     rf"{_QUOTED}",
 )
 _WORD_BEFORE = re.compile(r"[A-Za-z][A-Za-z0-9]{0,30}[ _.-]$")
@@ -177,6 +190,12 @@ def _loose_gates() -> tuple[Gate, ...]:
             rf"{_STEM}{spaced}(?:{_TEXT_QUOTE}|[a-z0-9+/=_.~-]{{8}})",
             rf"{_STEM}{spaced_raw}(?:{QUOTE_RAW}|[a-z0-9+/=_.~-]{{8}})",
         ),
+        # A table row: the label's cell, a description cell, the value's cell.
+        Gate(
+            rf"{_STEM}[ \t]{{0,8}}\|[^|\n]{{1,80}}\|[ \t]{{0,8}}[a-z0-9+/=_.~-]{{8}}",
+            rf"{_STEM}(?:[ ]|{_RAW_TAB}){{0,8}}\|[^|]{{1,160}}\|(?:[ ]|{_RAW_TAB}){{0,8}}"
+            r"[a-z0-9+/=_.~-]{8}",
+        ),
         # A tab, or plain spaces before a quote or a value with a digit early on.
         Gate(
             rf"{_STEM}(?:\t{{1,8}}|[ ]{{1,8}})(?:{_TEXT_QUOTE}|{_DIGIT_SOON})",
@@ -207,8 +226,9 @@ def _label_before(text: str, noun_start: int, noun_end: int, words: int, identif
 
 
 # How far before the end of one of these rules' gate matches the noun may start: a stem and
-# its tail (28), a separator or a phrase (at most 50) and the value's first characters (8).
-_NOUN_REACH = 128
+# its tail (28), a separator, a phrase or a table's description cell (at most 100), a name's
+# rest and a `value:` (the name-value form, at most 130) and the value's first characters (8).
+_NOUN_REACH = 200
 
 
 def _noun_search(text: str) -> tuple[re.Pattern[str], str]:
@@ -252,7 +272,9 @@ _IDENTIFIER_CHARS = _WORD_CHARS_SET | {"_"}
 @dataclass(frozen=True, slots=True, eq=False)
 class _LabelledRule:
     name: str
-    after: re.Pattern[str]  # the separator and the value, read from the end of the noun
+    # The separator and the value, read from the end of the noun; the first form that holds
+    # a credential wins (a table row may hold it in the next cell or after a description).
+    after: tuple[re.Pattern[str], ...]
     gates: tuple[Gate, ...]
     reference: str
     words_before: int = 2  # words a label may have before the word holding its noun
@@ -260,6 +282,7 @@ class _LabelledRule:
     # `Authorization` names a header's credential only as a call's first argument: the other
     # forms' gates do not look for it.
     authorization: bool = False
+    before: re.Pattern[str] | None = None  # what must stand before the label, if anything
     kind: str = KIND
     anchors: tuple[str, ...] = ("pass", "pwd", "secret", "token", "key", "cred")
     context_only: bool = False
@@ -287,8 +310,9 @@ class _LabelledRule:
                 and text[noun.start() : noun.end()].lower() == "authorization"
             ):
                 continue
-            match = self.after.match(text, noun.end())
-            if match is None:
+            if self.before is not None and not self.before.search(
+                text, max(0, noun.start() - 96), noun.start()
+            ):
                 continue
             label = _label_before(
                 text, noun.start(), noun.end(), self.words_before, self.identifier
@@ -296,34 +320,45 @@ class _LabelledRule:
             strength = _label_strength(label) if label else None
             if strength is None:
                 continue
-            start, end, quoted = _value_span(match)
-            start, end = _trimmed(text, start, end, quoted)
-            if end - start < 8:
-                continue
-            value = text[start:end]
-            sep = match.group("sep")
-            bare_after_space = not quoted and not sep.strip() and strength is not Strength.STRONG
-            if bare_after_space and not (len(value) >= 20 and has_char_classes(value, 3)):
-                continue  # `api key 3f…` with nothing between: only a value no word could be
-            if value.lower() in (w.lower() for w in _WORD_CHARS.findall(label)):
-                continue
-            if _generated(value, strength, quoted=quoted):
-                resume = end
-                yield Hit(start, end, self.kind, self.name)
-                for first, last in companions_near(text, label, start):
-                    yield Hit(first, last, self.kind, self.name)
+            for after in self.after:
+                match = after.match(text, noun.end())
+                span = _value_of(text, match, label, strength) if match is not None else None
+                if span is not None:
+                    resume = span[1]
+                    yield Hit(span[0], span[1], self.kind, self.name)
+                    for first, last in companions_near(text, label, span[0]):
+                        yield Hit(first, last, self.kind, self.name)
+                    break
+
+
+def _value_of(
+    text: str, match: re.Match[str], label: str, strength: Strength
+) -> tuple[int, int] | None:
+    """The span of the credential a separator-and-value match holds, if it is one."""
+    start, end, quoted = _value_span(match)
+    start, end = _trimmed(text, start, end, quoted)
+    if end - start < 8:
+        return None
+    value = text[start:end]
+    sep = match.group("sep")
+    bare_after_space = not quoted and not sep.strip() and strength is not Strength.STRONG
+    if bare_after_space and not (len(value) >= 20 and has_char_classes(value, 3)):
+        return None  # `api key 3f…` with nothing between: only a value no word could be
+    if value.lower() in (w.lower() for w in _WORD_CHARS.findall(label)):
+        return None
+    return (start, end) if _generated(value, strength, quoted=quoted) else None
 
 
 LOOSE_LABEL = _LabelledRule(
     name="labelled-secret",
-    after=_LOOSE,
+    after=(_LOOSE, _LOOSE_AFTER_DESCRIPTION),
     gates=_loose_gates(),
     reference="separators as written in service docs and logs: ` - `, `->`, `|` table cells, "
     "tabs, `is`; judged like dotenv.py's names (own rule)",
 )
 PROSE_LABEL = _LabelledRule(
     name="labelled-secret-prose",
-    after=_PROSE,
+    after=(_PROSE,),
     words_before=0,
     gates=(
         Gate(
@@ -343,12 +378,12 @@ PROSE_LABEL = _LabelledRule(
 )
 NEXT_LINE_LITERAL = _LabelledRule(
     name="labelled-secret-next-line",
-    after=_NEXT_LINE,
+    after=(_NEXT_LINE,),
     identifier=True,
     gates=(
         Gate(
-            rf"{_STEM}[\"']?[ \t]{{0,8}}(?::?=|:|\{{|\()?[ \t]{{0,8}}\r?\n[ \t]{{0,8}}(?:=[ \t]{{0,8}})?{_TEXT_QUOTE}",
-            rf"{_STEM}{QUOTE_RAW}?[ ]{{0,8}}(?::?=|:|\{{|\()?[ ]{{0,8}}{_RAW_NL}(?:[ ]|{_RAW_TAB}){{0,8}}"
+            rf"{_STEM}[\"']?[ \t]{{0,8}}(?::?=|:|\{{|\()?[ \t]{{0,8}}\r?\n[ \t]{{0,40}}(?:=[ \t]{{0,8}})?{_TEXT_QUOTE}",
+            rf"{_STEM}{QUOTE_RAW}?[ ]{{0,8}}(?::?=|:|\{{|\()?[ ]{{0,8}}{_RAW_NL}(?:[ ]|{_RAW_TAB}){{0,40}}"
             rf"(?:=[ ]{{0,8}})?{QUOTE_RAW}",
         ),
     ),
@@ -357,7 +392,7 @@ NEXT_LINE_LITERAL = _LabelledRule(
 
 PAIR_LITERAL = _LabelledRule(
     name="labelled-secret-pair",
-    after=_PAIR,
+    after=(_PAIR,),
     authorization=True,
     anchors=("pass", "pwd", "secret", "token", "key", "cred", "authorization"),
     gates=(
@@ -376,4 +411,23 @@ PAIR_LITERAL = _LabelledRule(
     "calls (Go http.Header.Set, XMLHttpRequest.setRequestHeader), C# initializers (own rule)",
 )
 
-RULES = (LOOSE_LABEL, PROSE_LABEL, NEXT_LINE_LITERAL, PAIR_LITERAL)
+_NV_STEM = r"(?:pass|pwd|secret|token|key|cred)[a-z0-9_.-]{0,40}"
+NAME_VALUE = _LabelledRule(
+    name="labelled-secret-name-value",
+    after=(_NAME_VALUE,),
+    before=_NAME_BEFORE,
+    gates=(
+        Gate(
+            rf"name{_TEXT_QUOTE}?[ \t]{{0,4}}[:=][ \t]{{0,4}}{_TEXT_QUOTE}?[a-z0-9_.-]{{0,60}}"
+            rf"{_NV_STEM}{_TEXT_QUOTE}?[ \t]{{0,4}},?[ \t]{{0,4}}(?:\r?\n[ \t]{{0,40}}(?:-[ \t]{{1,4}})?)?"
+            rf"{_TEXT_QUOTE}?value{_TEXT_QUOTE}?[ \t]{{0,4}}[:=]",
+            rf"name{QUOTE_RAW}?[ ]{{0,4}}[:=][ ]{{0,4}}{QUOTE_RAW}?[a-z0-9_.-]{{0,60}}"
+            rf"{_NV_STEM}{QUOTE_RAW}?[ ]{{0,4}},?[ ]{{0,4}}(?:{_RAW_NL}(?:[ ]|{_RAW_TAB}){{0,40}}(?:-[ ]{{1,4}})?)?"
+            rf"{QUOTE_RAW}?value{QUOTE_RAW}?[ ]{{0,4}}[:=]",
+        ),
+    ),
+    reference="name/value pairs: Kubernetes EnvVar (name, value), ECS container definition "
+    "environment entries (own rule)",
+)
+
+RULES = (LOOSE_LABEL, PROSE_LABEL, NEXT_LINE_LITERAL, PAIR_LITERAL, NAME_VALUE)

@@ -25,6 +25,7 @@ DASHED_LOWER = "-".join(
 )
 DASHED_UPPER = "-".join(fake(string.ascii_uppercase + string.digits, 7, f"du{i}") for i in range(4))
 B64KEY = fake(B62 + "+/", 86, "b64") + "=="
+COMMA_VALUE = fake(B62, 3, "cv") + ",.:-" + fake(B62, 4, "cv2") + "@*?!"
 DOTTED = ".".join(fake(B62, n, f"dot{n}") for n in (40, 20, 24))
 
 CASES: list[Case] = [
@@ -79,6 +80,12 @@ CASES: list[Case] = [
     pos(RULE, f"vendor token = '{TOKEN}\r'", TOKEN, note="a carriage return inside the quotes"),
     pos(RULE, f"vendor token = '{DOTTED}'", DOTTED, note="dotted generated runs are no attribute chain"),
     neg(RULE, "token = config.auth.session_token", note="an attribute chain"),
+    pos(RULE, f"vendorStorageAccessKey:{B64KEY}", B64KEY, note="glued colon, generated value"),
+    neg(RULE, "cache_key:user_profile_settings_2024_v2", note="glued colon, a name"),
+    pos(RULE, 'vendor_key: "F1A-' + 'NEI-HY4-PZK"', "F1A-NEI-HY4-PZK", note="license key groups"),
+    pos(RULE, f"secrete = {COMMA_VALUE}", COMMA_VALUE, note="typo of secret, commas inside"),
+    neg(RULE, "conn(password=pw,user=u)", note="next argument"),
+    neg(RULE, "secretary = Jane"),
     # code, not literals
     neg(RULE, "password: str"),
     neg(RULE, "password: Optional[str] = None"),

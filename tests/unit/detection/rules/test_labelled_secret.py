@@ -8,6 +8,7 @@ from rule_cases import B62, HEX, Case, check, fake, ids, join, neg, pos
 from scrubber.detection.rules.dotenv import SENSITIVE_ASSIGNMENT as DOTENV_RULE
 from scrubber.detection.rules.labelled_secret import (
     LOOSE_LABEL,
+    NAME_VALUE,
     NEXT_LINE_LITERAL,
     PAIR_LITERAL,
     PROSE_LABEL,
@@ -120,3 +121,24 @@ def test_pair_literal(case: Case) -> None:
 
 # The catalog's tests read every positive example from CASES.
 CASES.extend(PAIR_LITERAL_CASES)
+
+
+NAME_VALUE_CASES: list[Case] = [
+    pos(NAME_VALUE, f"env:\n- name: DB_PASSWORD\n  value: {TOKEN}", TOKEN, note="kubernetes env"),
+    pos(NAME_VALUE, f'{{"name": "registry-password", "value": "{B64KEY}"}}', B64KEY, note="json pair"),
+    neg(NAME_VALUE, '{"name": "password_reset", "value": "enabled"}'),
+    neg(NAME_VALUE, "- name: API_TOKEN\n  valueFrom:\n    secretKeyRef: {name: t}"),
+    pos(LOOSE_LABEL, f"| AADRefreshToken | Refresh token of the app | {LONG} |", LONG,
+        note="after a description cell"),
+    pos(LOOSE_LABEL, f"| API_KEY | {TOKEN} | used by the app |", TOKEN, note="next cell first"),
+    pos(NEXT_LINE_LITERAL, f'String ACCOUNT_KEY\n                = "{B64KEY}";', B64KEY,
+        note="deep indentation"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("case", NAME_VALUE_CASES, ids=ids(NAME_VALUE_CASES))
+def test_name_value(case: Case) -> None:
+    check(case)
+
+
+CASES.extend(NAME_VALUE_CASES)
