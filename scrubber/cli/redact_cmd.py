@@ -13,6 +13,7 @@ import typer
 from scrubber import paths
 from scrubber.cli import common
 from scrubber.cli.common import PolicyOption, refuse_special_file
+from scrubber.detection.known_values import KnownValues
 from scrubber.errors import ExitCode, InputError, UsageError
 from scrubber.pipeline import build_scanner
 from scrubber.policy.model import ThinkingMode
@@ -20,9 +21,8 @@ from scrubber.redacting import (
     CheckResult,
     FileRedaction,
     check_redacted,
-    redact_copy,
-    redact_in_place,
 )
+from scrubber.session_redacting import redact_copies, redact_files_in_place
 from scrubber.transcript import sessions as session_discovery
 
 IN_PLACE_NOTICE = (
@@ -256,8 +256,8 @@ def register(app: typer.Typer) -> None:
         lock_dir = paths.state_dir(home) / "locks"
         if in_place:
             sys.stderr.write(IN_PLACE_NOTICE)
-            for source in [*sources, *global_files]:
-                results.append(redact_in_place(source, scanner, lock_dir))
+            # Values found in any file reach their copies in the others of the same session.
+            results = redact_files_in_place([*sources, *global_files], scanner, lock_dir)
             _report(results, output_format == "json")
             return
         single_file = paths_ is not None and len(sources) == 1 and paths_[0].is_file()
@@ -265,13 +265,12 @@ def register(app: typer.Typer) -> None:
         if config.is_dir():
             _refuse_dest_in_projects(dest_root, config)
         if single_file and output is not None and not output.is_dir():
-            results.append(redact_copy(sources[0], output, scanner, thinking=mode))
+            pairs = [(sources[0], output)]
         else:
-            for source in sources:
-                dest = _dest_for(source, roots, dest_root)
-                results.append(redact_copy(source, dest, scanner, thinking=mode))
-        for source in global_files:
-            results.append(redact_in_place(source, scanner, lock_dir))
+            # history.jsonl, shell-snapshots/ and paste-cache/ are copied into DEST like the
+            # rest: a copy never rewrites an original (only --in-place does).
+            pairs = [(s, _dest_for(s, roots, dest_root)) for s in [*sources, *global_files]]
+        results = redact_copies(pairs, scanner, thinking=mode, known=KnownValues())
         _report(results, output_format == "json")
 
     @app.command("verify")

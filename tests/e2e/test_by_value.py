@@ -260,9 +260,6 @@ def test_the_worker_redacts_copies_across_the_session(
     assert audit["occurrences"] == (4 if action is SessionEndAction.REDACT_COPY else 0)
 
 
-# The CLI still calls redact_copy / redact_in_place file by file (redact_cmd.py is not ours):
-# once it calls redact_copies / redact_files_in_place, this passes and strict xfail says so.
-@pytest.mark.xfail(strict=True, reason="redact_cmd.py: wire redact_copies/redact_files_in_place")
 @pytest.mark.parametrize("in_place", [False, True])
 def test_cli_redact_session_removes_the_copy(
     sandbox: Sandbox, scrub_cli: Callable[..., CliResult], secret: str, in_place: bool
