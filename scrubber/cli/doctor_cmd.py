@@ -22,11 +22,13 @@ from typing import Annotated
 
 import typer
 
-from scrubber import installer, paths
+from scrubber import paths
 from scrubber.cli import common
 from scrubber.errors import ExitCode, ScrubberError
 from scrubber.hooks import status_line
 from scrubber.hooks.spool import Spool, SpoolState
+from scrubber.install import launchers, settings, settings_file
+from scrubber.install import record as install_record
 from scrubber.policy.model import Policy, SessionEndAction
 
 # Sessions Claude Code's sweep would delete within this many days are "at risk".
@@ -84,14 +86,14 @@ def check_config_dir(config: Path) -> Iterator[Check]:
 
 def check_hooks(config: Path) -> list[Check]:
     checks: list[Check] = []
-    path = installer.settings_file(config)
+    path = settings_file.settings_file(config)
     try:
-        current = installer.read_settings(path)
+        current = settings_file.read_settings(path)
     except ScrubberError as error:
         checks.append(Check("settings", Level.FAIL, error.message, error.hint))
         return checks
     data = current.data
-    commands = installer.has_session_end_hook(data)
+    commands = settings.has_session_end_hook(data)
     plugins = data.get("enabledPlugins")
     plugin_on = isinstance(plugins, dict) and any(
         str(name).split("@")[0] == "scrubber" and enabled for name, enabled in plugins.items()
@@ -109,7 +111,7 @@ def check_hooks(config: Path) -> list[Check]:
                 )
             )
     for command in commands:
-        if installer.command_program_exists(command):
+        if launchers.command_program_exists(command):
             checks.append(Check("SessionEnd hook", Level.OK, f"registered in {path}"))
         else:
             checks.append(
@@ -131,10 +133,10 @@ def check_hooks(config: Path) -> list[Check]:
             )
         )
     status = data.get("statusLine")
-    if isinstance(status, dict) and installer.is_ours(status.get("command")):
+    if isinstance(status, dict) and launchers.is_ours(status.get("command")):
         command = str(status["command"])
-        wrapped = installer.wrapped_command(command)
-        if installer.command_program_exists(command):
+        wrapped = launchers.wrapped_command(command)
+        if launchers.command_program_exists(command):
             extra = " (wrapping your previous status line)" if wrapped else ""
             checks.append(Check("status line", Level.OK, f"installed{extra}"))
         else:
@@ -265,7 +267,7 @@ def check_spool(home: Path, now: float) -> list[Check]:
 
 def check_worker(home: Path) -> Check:
     """The interpreter the hook starts the worker with can import what the worker needs."""
-    record = installer.read_record(home)
+    record = install_record.read_record(home)
     python = record.get("python")
     if not python:
         return Check("worker", Level.INFO, "no install record: the plugin's hook finds the worker")
@@ -313,11 +315,11 @@ def check_cleanup(config: Path, home: Path, policy: Policy | None, now: datetime
     checks = [
         Check(
             "cleanupPeriodDays",
-            Level.OK if setting.days >= installer.TAKE_OVER_DAYS else Level.INFO,
+            Level.OK if setting.days >= settings.TAKE_OVER_DAYS else Level.INFO,
             f"{setting.days} days ({source}): Claude Code deletes sessions whose files are older",
         )
     ]
-    if setting.days >= installer.TAKE_OVER_DAYS or policy is None:
+    if setting.days >= settings.TAKE_OVER_DAYS or policy is None:
         return checks
     horizon = setting.days - RISK_DAYS
     archive_root = policy.archive.destination_in(home)
@@ -418,7 +420,7 @@ def run_checks(env: Mapping[str, str], now: datetime) -> list[Check]:
     checks += check_leftovers(config, home, policy)
     if config.is_dir():
         checks += check_cleanup(config, home, policy, now)
-    record = installer.read_record(home)
+    record = install_record.read_record(home)
     schedule = record.get("schedule")
     if isinstance(schedule, dict):
         checks.append(Check("schedule", Level.OK, f"retention scheduled with {schedule['kind']}"))

@@ -1,6 +1,6 @@
 """`scrub install` and `scrub uninstall`: register scrubber with Claude Code, or take it back.
 
-Thin over `scrubber.installer`: options in, a report out. Everything works under
+Thin over `scrubber.install`: options in, a report out. Everything works under
 `CLAUDE_CONFIG_DIR` (the user settings file is `<config dir>/settings.json`) and `SCRUB_HOME`.
 """
 
@@ -12,8 +12,9 @@ from typing import Annotated
 
 import typer
 
-from scrubber import installer
 from scrubber.cli import common
+from scrubber.install.report import InstallOptions, InstallReport
+from scrubber.install.run import install, uninstall
 
 
 class ScheduleKind(StrEnum):
@@ -21,7 +22,7 @@ class ScheduleKind(StrEnum):
     cron = "cron"
 
 
-def _print(report: installer.InstallReport) -> None:
+def _print(report: InstallReport) -> None:
     if report.dry_run:
         typer.echo(report.diff.rstrip("\n") or f"{report.settings_path}: no change")
     for title, text in report.previews:
@@ -112,7 +113,7 @@ def register(app: typer.Typer) -> None:
 
           scrub install --schedule systemd --take-over-cleanup
         """
-        options = installer.InstallOptions(
+        options = InstallOptions(
             recipients=tuple(recipient or ()),
             recipients_file=recipients_file,
             on_session_end=_actions(on_session_end),
@@ -122,7 +123,7 @@ def register(app: typer.Typer) -> None:
             take_over_cleanup=take_over_cleanup,
             dry_run=dry_run,
         )
-        report = installer.install(options, common.env())
+        report = install(options, common.env())
         _print(report)
         if not dry_run:
             typer.echo("next: `scrub doctor` checks the installation end to end")
@@ -139,4 +140,4 @@ def register(app: typer.Typer) -> None:
         ours), removes the launchers and the schedule, and keeps everything the user added since,
         plus the policy, queued jobs, archives and backups.
         """
-        _print(installer.uninstall(common.env(), dry_run=dry_run))
+        _print(uninstall(common.env(), dry_run=dry_run))

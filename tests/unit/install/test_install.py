@@ -1,4 +1,4 @@
-"""The installer: settings merges that lose nothing, twice = once, exact uninstall, refusals."""
+"""scrubber.install: settings merges that lose nothing, twice = once, exact uninstall, refusals."""
 
 from __future__ import annotations
 
@@ -12,11 +12,23 @@ from typing import Any
 
 import pytest
 
-from scrubber import installer
 from scrubber.archive.keys import generate_identity
 from scrubber.errors import ConfigError, KeyMaterialError, UsageError
 from scrubber.hooks.spool import Spool
-from scrubber.installer import InstallOptions, install, uninstall
+from scrubber.install.launchers import Launchers, wrapped_command
+from scrubber.install.record import read_record
+from scrubber.install.report import InstallOptions
+from scrubber.install.run import _set_policy_days, install, uninstall
+from scrubber.install.settings import (
+    TAKE_OVER_DAYS,
+    add_session_end_hook,
+    has_session_end_hook,
+    install_status_line,
+    remove_session_end_hook,
+    remove_status_line,
+    restore_cleanup_days,
+    set_cleanup_days,
+)
 
 OURS = "/venv/bin/python -S /home/u/.claude/scrubber/bin/scrubber-session-end"
 OUR_STATUS = "/venv/bin/python -S /home/u/.claude/scrubber/bin/scrubber-status-line"
@@ -39,7 +51,7 @@ def user_settings() -> dict[str, Any]:
 
 def test_adding_keeps_every_key_and_the_user_hooks() -> None:
     before = user_settings()
-    after = installer.add_session_end_hook(before, OURS)
+    after = add_session_end_hook(before, OURS)
     assert before == user_settings()  # not mutated
     assert {k: v for k, v in after.items() if k != "hooks"} == {
         k: v for k, v in before.items() if k != "hooks"
@@ -53,12 +65,12 @@ def test_adding_keeps_every_key_and_the_user_hooks() -> None:
 
 
 def test_adding_twice_is_adding_once_and_updates_in_place() -> None:
-    once = installer.add_session_end_hook(user_settings(), OURS)
-    assert installer.add_session_end_hook(once, OURS) == once
-    timed = installer.add_session_end_hook(once, OURS, timeout=20)
+    once = add_session_end_hook(user_settings(), OURS)
+    assert add_session_end_hook(once, OURS) == once
+    timed = add_session_end_hook(once, OURS, timeout=20)
     assert timed["hooks"]["SessionEnd"][1]["hooks"][0]["timeout"] == 20
     assert len(timed["hooks"]["SessionEnd"]) == 2
-    untimed = installer.add_session_end_hook(timed, OURS)
+    untimed = add_session_end_hook(timed, OURS)
     assert untimed == once
 
 
@@ -72,8 +84,8 @@ def test_duplicate_handlers_of_ours_collapse_to_one() -> None:
             ]
         }
     }  # fmt: skip
-    result = installer.add_session_end_hook(settings, OURS)
-    assert installer.has_session_end_hook(result) == [OURS]
+    result = add_session_end_hook(settings, OURS)
+    assert has_session_end_hook(result) == [OURS]
     assert result["hooks"]["SessionEnd"][1:] == [
         {"hooks": [{"type": "command", "command": "x"}]},
         {"hooks": []},
@@ -81,12 +93,12 @@ def test_duplicate_handlers_of_ours_collapse_to_one() -> None:
 
 
 def test_removing_takes_only_ours_and_what_we_created() -> None:
-    added = installer.add_session_end_hook(user_settings(), OURS)
-    assert installer.remove_session_end_hook(added) == user_settings()
-    fresh = installer.add_session_end_hook({"model": "x"}, OURS)
-    assert installer.remove_session_end_hook(fresh) == {"model": "x"}
-    kept = installer.remove_session_end_hook(
-        installer.add_session_end_hook({"hooks": {}}, OURS), drop_empty_hooks=False
+    added = add_session_end_hook(user_settings(), OURS)
+    assert remove_session_end_hook(added) == user_settings()
+    fresh = add_session_end_hook({"model": "x"}, OURS)
+    assert remove_session_end_hook(fresh) == {"model": "x"}
+    kept = remove_session_end_hook(
+        add_session_end_hook({"hooks": {}}, OURS), drop_empty_hooks=False
     )
     assert kept == {"hooks": {}}
 
@@ -97,7 +109,7 @@ def test_removing_takes_only_ours_and_what_we_created() -> None:
 )
 def test_shapes_we_do_not_know_are_refused(settings: dict[str, Any]) -> None:
     with pytest.raises(ConfigError, match="scrubber does not change it"):
-        installer.add_session_end_hook(settings, OURS)
+        add_session_end_hook(settings, OURS)
 
 
 def make_status(previous: str | None) -> str:
@@ -108,52 +120,50 @@ def test_status_line_wraps_the_existing_one_and_keeps_its_options() -> None:
     settings = {
         "statusLine": {"type": "command", "command": "~/sl.sh", "padding": 2, "refreshInterval": 5}
     }
-    result, previous = installer.install_status_line(settings, make_status)
+    result, previous = install_status_line(settings, make_status)
     assert previous == settings["statusLine"]
     assert result["statusLine"] == {
         "type": "command", "command": make_status("~/sl.sh"), "padding": 2, "refreshInterval": 5,
     }  # fmt: skip
-    again, none = installer.install_status_line(result, make_status)
+    again, none = install_status_line(result, make_status)
     assert again == result and none is None  # ours already: nothing wrapped twice
-    assert installer.remove_status_line(result, previous) == settings
-    assert installer.remove_status_line(result, None, known=False) == settings  # record lost
+    assert remove_status_line(result, previous) == settings
+    assert remove_status_line(result, None, known=False) == settings  # record lost
 
 
 def test_status_line_without_one_and_user_replacements() -> None:
-    result, previous = installer.install_status_line({}, make_status)
+    result, previous = install_status_line({}, make_status)
     assert previous is None
     assert result == {"statusLine": {"type": "command", "command": OUR_STATUS, "padding": 0}}
-    assert installer.remove_status_line(result, None) == {}
+    assert remove_status_line(result, None) == {}
     theirs = {"statusLine": {"type": "command", "command": "mine"}}
-    assert installer.remove_status_line(theirs, None) == theirs  # replaced since: kept
+    assert remove_status_line(theirs, None) == theirs  # replaced since: kept
     with pytest.raises(ConfigError, match="statusLine"):
-        installer.install_status_line({"statusLine": "echo x"}, make_status)
+        install_status_line({"statusLine": "echo x"}, make_status)
 
 
 def test_wrapped_command_round_trips_any_quoting() -> None:
     for previous in ["bash -c 'echo \"a b\"; printf %s $HOME'", "x'y", "~/bin/sl --flag=1"]:
-        words = installer.Launchers("/py", "/root", Path("/h/se"), Path("/h/scrubber-status-line"))
-        assert installer.wrapped_command(words.status_line_command(previous)) == previous
+        words = Launchers("/py", "/root", Path("/h/se"), Path("/h/scrubber-status-line"))
+        assert wrapped_command(words.status_line_command(previous)) == previous
 
 
 def test_cleanup_days_restore_only_when_still_ours() -> None:
-    raised = installer.set_cleanup_days({"cleanupPeriodDays": 45}, 99999)
+    raised = set_cleanup_days({"cleanupPeriodDays": 45}, 99999)
     record = {"had_key": True, "previous": 45, "set": 99999}
-    assert installer.restore_cleanup_days(raised, record) == {"cleanupPeriodDays": 45}
-    assert installer.restore_cleanup_days({"cleanupPeriodDays": 10}, record) == {
-        "cleanupPeriodDays": 10
-    }
-    assert installer.restore_cleanup_days(raised, {"had_key": False, "set": 99999}) == {}
+    assert restore_cleanup_days(raised, record) == {"cleanupPeriodDays": 45}
+    assert restore_cleanup_days({"cleanupPeriodDays": 10}, record) == {"cleanupPeriodDays": 10}
+    assert restore_cleanup_days(raised, {"had_key": False, "set": 99999}) == {}
 
 
 def test_policy_days_fill_the_template_line_only() -> None:
     from scrubber.policy.load import read_template
 
     text = read_template("default")
-    filled = installer._set_policy_days(text, 45)
+    filled = _set_policy_days(text, 45)
     assert filled is not None and "\n  days: 45\n" in filled
     assert filled.count("\n") == text.count("\n")
-    assert installer._set_policy_days("version: 1\n", 45) is None
+    assert _set_policy_days("version: 1\n", 45) is None
 
 
 # -- install and uninstall on files -----------------------------------------------------------
@@ -201,8 +211,8 @@ def test_install_twice_is_once_and_uninstall_restores_the_exact_bytes(env: Env) 
     data = json.loads(written)
     assert data["model"] == "opus" and data["zzz"] == [1, 2.5, True, None]
     assert data["hooks"]["Stop"] == []
-    assert len(installer.has_session_end_hook(data)) == 1
-    assert installer.wrapped_command(data["statusLine"]["command"]) == "echo été"
+    assert len(has_session_end_hook(data)) == 1
+    assert wrapped_command(data["statusLine"]["command"]) == "echo été"
     assert data["statusLine"]["padding"] == 1
     assert stat.S_IMODE(env.settings.stat().st_mode) == 0o640
     second = install(InstallOptions(status_line=True), env)
@@ -232,7 +242,7 @@ def test_uninstall_keeps_what_the_user_added_since(env: Env) -> None:
 def test_no_settings_file_is_created_and_removed_again(env: Env) -> None:
     report = install(InstallOptions(), env)
     assert report.backup is None
-    assert installer.has_session_end_hook(json.loads(env.settings.read_text()))
+    assert has_session_end_hook(json.loads(env.settings.read_text()))
     uninstall(env)
     assert not env.settings.exists()
 
@@ -277,7 +287,7 @@ def test_a_symlinked_settings_file_is_written_through(env: Env, tmp_path: Path) 
     env.settings.symlink_to(dotfiles)
     install(InstallOptions(), env)
     assert env.settings.is_symlink()
-    assert installer.has_session_end_hook(json.loads(dotfiles.read_text()))
+    assert has_session_end_hook(json.loads(dotfiles.read_text()))
 
 
 def test_session_end_timeout_is_bounded(env: Env) -> None:
@@ -315,7 +325,7 @@ def test_take_over_cleanup_copies_the_period_then_raises_it_and_uninstall_restor
 ) -> None:
     env.settings.write_text('{"cleanupPeriodDays": 45}')
     report = install(InstallOptions(take_over_cleanup=True), env)
-    assert json.loads(env.settings.read_text())["cleanupPeriodDays"] == installer.TAKE_OVER_DAYS
+    assert json.loads(env.settings.read_text())["cleanupPeriodDays"] == TAKE_OVER_DAYS
     assert "\n  days: 45\n" in (env.home / "policy.yaml").read_text()
     assert any("raised from 45" in note for note in report.notes)
     uninstall(env)
@@ -365,7 +375,7 @@ def test_the_launchers_run_the_hook_fast_and_queue_the_job(env: Env) -> None:
     transcript = env.config / "projects" / "p" / "s1.jsonl"
     transcript.parent.mkdir(parents=True)
     transcript.write_text('{"type": "user"}\n')
-    [command] = installer.has_session_end_hook(json.loads(env.settings.read_text()))
+    [command] = has_session_end_hook(json.loads(env.settings.read_text()))
     payload = json.dumps({"session_id": "s1", "transcript_path": str(transcript)})
 
     def run_as_claude(command: str, extra: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -385,5 +395,5 @@ def test_the_launchers_run_the_hook_fast_and_queue_the_job(env: Env) -> None:
     status = json.loads(env.settings.read_text())["statusLine"]["command"]
     done = run_as_claude(status + " --inline", {})
     assert (done.returncode, done.stdout, done.stderr) == (0, "", "")  # clean transcript
-    record = installer.read_record(env.home)
+    record = read_record(env.home)
     assert record["python"] == sys.executable
