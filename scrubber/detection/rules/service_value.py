@@ -38,6 +38,12 @@ _LINE = re.compile(
     r"[ \t,;]*(?=\n|$)"
 )
 _QUOTED = re.compile(r"""(['"])([^'"\n]{1,256})\1""")
+# `service: KEY / user@example.com`: a service's credential written with its account's email.
+_WITH_EMAIL = re.compile(
+    r"(?:^|(?<=\n))[ \t]*(?:\d{1,6}\u2192|[\w./-]{1,200}:\d{1,6}:)?[ \t]*"
+    r"(?P<label>[a-z][a-z0-9]{2,23}):[ \t]+(?P<value>[^\s/]{8,128})[ \t]*/[ \t]*"
+    r"[^\n@]{0,40}?[\w.+-]+@[\w-]+(?:\.[\w-]+)+"
+)
 # Words that start a line of code or a shell command, not a service's name.
 _NOT_A_SERVICE = frozenset(
     {
@@ -77,6 +83,16 @@ def _strongly_generated(value: str) -> bool:
     return digits >= 3 and letters >= 4 and shannon_entropy(value) >= 3.0
 
 
+def _paired_with_email(value: str) -> bool:
+    """A credential written before its account's email: the pairing vouches for it, so any
+    generated shape counts (hex, a uuid), but not a word, a number or a placeholder."""
+    if is_trivial(value) or is_filler(value) or looks_like_locator(value):
+        return False
+    has_digit = any(c.isdigit() for c in value)
+    has_letter = any(c.isalpha() for c in value)
+    return has_digit and has_letter and shannon_entropy(value) >= 2.8
+
+
 @dataclass(frozen=True, slots=True, eq=False)
 class ServiceValueRule:
     name: str = "labelled-secret-service"
@@ -90,6 +106,10 @@ class ServiceValueRule:
     reference: str = "credentials written after a service's name in configs and fixtures (own rule)"
     gates: tuple[Gate, ...] = (
         Gate(
+            r"[a-z][a-z0-9]{2,23}:[ \t]+[^ \t/]{8}[^/\n]{0,120}/[ \t]*[^\n@]{0,40}@",
+            r"[a-z][a-z0-9]{2,23}:[ ]+[^ /]{8}[^/]{0,240}/[ ]*[^@]{0,80}@",
+        ),
+        Gate(
             r"(?:^|\n|\xe2\x86\x92|:[0-9]{1,6}:)[ \t]*[a-z][a-z0-9]{2,23}[ \t,]+"
             r"""\\{0,3}['"][a-z0-9+/=_.~-]{12}""",
             r"(?:\\n|\\t|\\u2192|\xe2\x86\x92|:[0-9]{1,6}:|\")[ ]*[a-z][a-z0-9]{2,23}[ ,]+"
@@ -99,6 +119,10 @@ class ServiceValueRule:
     )
 
     def find(self, text: str, context: ScanContext) -> Iterator[Hit]:
+        for pair in _WITH_EMAIL.finditer(text):
+            value = pair.group("value")
+            if pair.group("label") not in _NOT_A_SERVICE and _paired_with_email(value):
+                yield Hit(pair.start("value"), pair.end("value"), self.kind, self.name)
         for line in _LINE.finditer(text):
             if line.group("label") in _NOT_A_SERVICE:
                 continue

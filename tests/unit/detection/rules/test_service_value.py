@@ -47,3 +47,16 @@ CASES: list[Case] = [
 @pytest.mark.parametrize("case", CASES, ids=ids(CASES))
 def test_service_value(case: Case) -> None:
     check(case)
+
+
+WITH_EMAIL_CASES: list[Case] = [
+    pos(RULE, f"vendor: {HEXKEY} / someone@example.com", HEXKEY, note="hex key with its email"),
+    pos(RULE, f"     1\u2192vendor: {LOWER_DIGITS} / someone@example.com", LOWER_DIGITS, note="Read"),
+    neg(RULE, "author: JohnSmith / john@example.com", note="a name"),
+    neg(RULE, "version: 1.2.3-beta / dev@example.com", note="a version"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("case", WITH_EMAIL_CASES, ids=ids(WITH_EMAIL_CASES))
+def test_with_email(case: Case) -> None:
+    check(case)
