@@ -128,9 +128,10 @@ class ServiceValueRule:
                 continue
             offset = line.start("values")
             for quoted in _QUOTED.finditer(line.group("values")):
-                value = quoted.group(2)
-                if _strongly_generated(value):
-                    start = offset + quoted.start(2)
+                # Without the spaces that may pad it inside its quotes (`'abc= '`).
+                value = quoted.group(2).strip(" ")
+                if value and _strongly_generated(value):
+                    start = offset + quoted.start(2) + quoted.group(2).index(value)
                     yield Hit(start, start + len(value), self.kind, self.name)
 
 

@@ -32,6 +32,7 @@ CASES: list[Case] = [
     pos(RULE, f"vendor '{MIXED}' vendor '42'", MIXED, note="name repeated"),
     neg(RULE, f'alphabet = "{MIXED}"', note="an assignment to a plain name"),
     pos(RULE, f"vendor '{UPPER_DIGITS}'", UPPER_DIGITS, note="upper case and digits"),
+    pos(RULE, f"vendor '{MIXED}= ' vendor '{MIXED}+ '", f"{MIXED}=", f"{MIXED}+", note="padded"),
     neg(RULE, f"echo '{MIXED}'", note="a command"),
     neg(RULE, f"print('{MIXED}')", note="a call"),
     neg(RULE, f"commit '{HEXKEY}'", note="a commit"),
