@@ -25,6 +25,7 @@ import shutil
 import stat
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, cast
 
@@ -38,22 +39,28 @@ from scrubber.archive.bundle import (
     sha256_file,
     unpack_bundle,
 )
+from scrubber.archive.errors import ArchiveError, RestoreConflictError
 from scrubber.archive.leftovers import (
     RESTORE_TEMP_MARK,
     journal_outside,
     remove_leftovers,
     staging_folder,
 )
-from scrubber.archive.store import (
-    ArchiveError,
-    RestoreConflictError,
-    RestoreResult,
-    _is_encrypted,
-)
+from scrubber.archive.verify import is_encrypted
 from scrubber.durable import fsync_dir, publish_by_link
 from scrubber.transcript.bundle_scope import check_in_bundle, check_legacy_agents
 
 __all__ = ["restore_archive"]
+
+
+@dataclass(frozen=True, slots=True)
+class RestoreResult:
+    manifest: Manifest
+    config_dir: Path
+    transcript: Path
+    files: int
+    replaced: tuple[str, ...] = ()  # paths that existed, differed, and were replaced (--force)
+
 
 # Room left on the staging file system beyond what the manifest declares (folders, metadata).
 _SPACE_MARGIN = 16 * 1024 * 1024
@@ -146,7 +153,7 @@ def _decrypt_into(
         with path.open("rb") as handle:
             raw = cast(BinaryIO, handle)
             source = raw
-            if _is_encrypted(raw):
+            if is_encrypted(raw):
                 source = cast(BinaryIO, DecryptingReader(raw, identities))
             manifest = unpack_bundle(source, tree, progress=progress, admit=admission)
             drain(source)

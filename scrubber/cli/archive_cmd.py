@@ -20,6 +20,7 @@ from typing import Annotated, Any
 import typer
 
 from scrubber.archive.age import Identity
+from scrubber.archive.decrypt import decrypt_file
 from scrubber.archive.keys import (
     ScryptIdentity,
     generate_identity,
@@ -28,13 +29,9 @@ from scrubber.archive.keys import (
     read_identities_file,
     write_identity_file,
 )
-from scrubber.archive.store import (
-    ArchiveEntry,
-    decrypt_file,
-    list_archives,
-    restore_archive,
-    verify_archive,
-)
+from scrubber.archive.layout import ArchiveEntry, list_archives
+from scrubber.archive.restore import restore_archive
+from scrubber.archive.verify import verify_archive
 from scrubber.cli import common
 from scrubber.cli.common import PolicyOption
 from scrubber.cli.progress import ProgressLine

@@ -300,7 +300,7 @@ def check_worker(home: Path) -> Check:
 def check_cleanup(config: Path, home: Path, policy: Policy | None, now: datetime) -> list[Check]:
     """Claude Code's sweep: its effective period, and the sessions it would delete soon that
     scrubber has not archived or that are pinned (the sweep ignores pins)."""
-    from scrubber.archive.store import archives_of
+    from scrubber.archive.layout import archives_of
     from scrubber.retention.pins import effective_pins
     from scrubber.retention.settings import MANAGED_SETTINGS, effective_cleanup_periods
     from scrubber.transcript.sessions import discover, read_metadata

@@ -41,7 +41,7 @@ from scrubber.archive.keys import (
     read_recipients_file,
 )
 from scrubber.archive.leftovers import remove_leftovers, staging_folder
-from scrubber.archive.store import WrittenArchive, write_archive
+from scrubber.archive.write import WrittenArchive, write_archive
 from scrubber.errors import InputError, KeyMaterialError, ScrubberError, UsageError
 from scrubber.policy.model import ManifestField, Policy
 from scrubber.transcript.sessions import SessionInfo, discover, find_session

@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from scrubber.archive.bundle import collect_bundle, content_digest
-from scrubber.archive.store import archives_of, list_archives, sidecar_path, verify_archive
+from scrubber.archive.layout import archives_of, list_archives, sidecar_path
+from scrubber.archive.verify import verify_archive
 from scrubber.errors import ScrubberError, UsageError
 from scrubber.policy.model import Policy
 from scrubber.retention.apply import ArchiveCheck, BundleSession

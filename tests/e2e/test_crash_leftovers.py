@@ -20,7 +20,8 @@ from typing import Any
 import pytest
 
 from scrubber.archive.keys import generate_identity, write_identity_file
-from scrubber.archive.store import list_archives, verify_archive
+from scrubber.archive.layout import list_archives
+from scrubber.archive.verify import verify_archive
 from scrubber.retention.apply import list_trash
 from scrubber.transcript.sessions import discover
 from tests.conftest import Sandbox, make_sandbox

@@ -27,7 +27,8 @@ from typing import ClassVar
 import pytest
 
 from scrubber.archive.keys import generate_identity
-from scrubber.archive.store import list_archives, verify_archive
+from scrubber.archive.layout import list_archives
+from scrubber.archive.verify import verify_archive
 from scrubber.retention.apply import read_trash_manifest
 from scrubber.transcript.sessions import discover
 from tests.unit.retention.sessions_writer import WrittenSession, tree, write_session

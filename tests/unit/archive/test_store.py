@@ -1,4 +1,4 @@
-"""Archives on disk: atomic writes with read-back, sidecars, listing, verification, restore.
+"""Archives on disk (archive.layout, sidecar, write, verify, restore, decrypt): atomic writes with read-back, sidecars, listing, verification, restore.
 
 Sessions come from demo config dirs; archives are opened with pyrage (rage) as well as ours.
 Failures (a full disk, a read-back mismatch) are simulated by patching the one function that
@@ -20,32 +20,29 @@ from pathlib import Path
 import pyrage
 import pytest
 
-from scrubber.archive import store
+from scrubber.archive import layout, write
 from scrubber.archive.age import (
     AgeHeaderError,
     AgeMacError,
     AgePayloadError,
     NoIdentityMatchedError,
 )
-from scrubber.archive.bundle import MANIFEST_NAME, collect_bundle
-from scrubber.archive.keys import ScryptIdentity, ScryptRecipient, X25519Identity, generate_identity
-from scrubber.archive.store import (
+from scrubber.archive.bundle import MANIFEST_NAME, collect_bundle, sha256_file
+from scrubber.archive.decrypt import decrypt_file
+from scrubber.archive.errors import (
     ArchiveError,
     ArchiveIntegrityError,
     ArchiveVersionError,
     ArchiveWriteError,
     RestoreConflictError,
     SidecarError,
-    WrittenArchive,
-    archives_of,
-    decrypt_file,
-    list_archives,
-    restore_archive,
-    sidecar_path,
-    verify_archive,
-    version_name,
-    write_archive,
 )
+from scrubber.archive.keys import ScryptIdentity, ScryptRecipient, X25519Identity, generate_identity
+from scrubber.archive.layout import archives_of, list_archives, sidecar_path, version_name
+from scrubber.archive.restore import restore_archive
+from scrubber.archive.sidecar import SIDECAR_FORMAT
+from scrubber.archive.verify import verify_archive
+from scrubber.archive.write import WrittenArchive, write_archive
 from scrubber.demo import build_demo_config
 from scrubber.errors import ExitCode, UsageError
 from scrubber.transcript.sessions import SessionInfo, discover
@@ -108,7 +105,7 @@ def test_archive_lands_at_the_contract_path_private_and_complete(config: Path, r
     written = _write(config, root)
     assert written.created
     expected = (
-        root / session.project / session.id / f"2026-03-02T09-01-30.948Z{store.ENCRYPTED_SUFFIX}"
+        root / session.project / session.id / f"2026-03-02T09-01-30.948Z{layout.ENCRYPTED_SUFFIX}"
     )
     assert written.entry.path == expected
     assert _files_under(root) == sorted(
@@ -139,12 +136,12 @@ def test_sidecar_holds_only_the_allowed_fields(config: Path, root: Path) -> None
     sidecar = json.loads(sidecar_path(written.entry.path).read_bytes())
     assert set(sidecar["manifest"]) == set(DEFAULT_CLEAR)
     assert sidecar["manifest"]["sizes"]["transcript"] == session.size
-    assert sidecar["ciphertext_sha256"] == store.sha256_file(written.entry.path)[0]
+    assert sidecar["ciphertext_sha256"] == sha256_file(written.entry.path)[0]
     assert sidecar["size"] == written.entry.path.stat().st_size
     assert sidecar["recipients"] == list(written.manifest.recipients)
     assert len(sidecar["recipients"][0]) == 16
     assert sidecar["stanza_types"] == ["X25519"]
-    assert sidecar["format_version"] == store.SIDECAR_FORMAT
+    assert sidecar["format_version"] == SIDECAR_FORMAT
     assert sidecar["content_sha256"] == written.manifest.content_sha256
     text = sidecar_path(written.entry.path).read_text()
     assert session.cwd is not None and session.cwd not in text
@@ -189,7 +186,7 @@ def test_changed_content_with_the_same_last_timestamp_gets_a_new_name(
     (config / "debug" / f"{session.id}.txt").write_text("a later debug line\n")
     second = _write(config, root)
     assert second.created
-    assert second.entry.path.name == f"2026-03-02T09-01-30.948Z-2{store.ENCRYPTED_SUFFIX}"
+    assert second.entry.path.name == f"2026-03-02T09-01-30.948Z-2{layout.ENCRYPTED_SUFFIX}"
     assert first.entry.path.read_bytes() == before
     assert [e.path for e in archives_of(root, session.project, session.id)] == [
         first.entry.path,
@@ -202,7 +199,7 @@ def test_an_unencrypted_archive_needs_a_redacted_bundle(config: Path, root: Path
         _write(config, root, recipients=[])
     assert not root.exists()
     written = _write(config, root, recipients=[], redacted=True)
-    assert written.entry.path.name.endswith(store.CLEAR_SUFFIX)
+    assert written.entry.path.name.endswith(layout.CLEAR_SUFFIX)
     assert not written.entry.encrypted
     assert written.entry.path.read_bytes()[:2] == b"\x1f\x8b"
     assert verify_archive(written.entry.path).full  # a clear archive verifies fully, keyless
@@ -212,16 +209,16 @@ def test_a_full_disk_leaves_nothing_behind(
     config: Path, root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     written_so_far = 0
-    real_write = store._HashingWriter.write
+    real_write = write._HashingWriter.write
 
-    def full_disk(self: store._HashingWriter, data: bytes) -> int:
+    def full_disk(self: write._HashingWriter, data: bytes) -> int:
         nonlocal written_so_far
         written_so_far += len(memoryview(data))
         if written_so_far > 20_000:
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
         return real_write(self, data)
 
-    monkeypatch.setattr(store._HashingWriter, "write", full_disk)
+    monkeypatch.setattr(write._HashingWriter, "write", full_disk)
     with pytest.raises(ArchiveWriteError, match="No space left on device") as caught:
         _write(config, root)
     assert caught.value.exit_code is ExitCode.RUNTIME
@@ -231,7 +228,7 @@ def test_a_full_disk_leaves_nothing_behind(
 def test_a_read_back_mismatch_leaves_nothing_behind(
     config: Path, root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(store, "sha256_file", lambda path: ("0" * 64, 1))
+    monkeypatch.setattr(write, "sha256_file", lambda path: ("0" * 64, 1))
     with pytest.raises(ArchiveWriteError, match="read back differs"):
         _write(config, root)
     assert _files_under(root) == []
@@ -240,14 +237,14 @@ def test_a_read_back_mismatch_leaves_nothing_behind(
 def test_a_failing_sidecar_takes_the_archive_with_it(
     config: Path, root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real = store.publish_by_link
+    real = write.publish_by_link
 
     def publish(tmp: Path, final: Path) -> bool:
         if final.name.endswith(".json"):
             raise OSError(errno.EIO, os.strerror(errno.EIO))
         return real(tmp, final)
 
-    monkeypatch.setattr(store, "publish_by_link", publish)
+    monkeypatch.setattr(write, "publish_by_link", publish)
     with pytest.raises(ArchiveWriteError):
         _write(config, root)
     assert _files_under(root) == []
@@ -269,9 +266,9 @@ def test_list_reads_sidecars_and_reports_strays(config: Path, root: Path) -> Non
     b = _write(config, root, _session(config, "31660e65"))
     folder = a.entry.path.parent
     (folder / ".2026-01-01T00-00-00.000Z.abc.tmp").write_bytes(b"half-written")
-    orphan = folder / f"2025-01-01T00-00-00.000Z{store.ENCRYPTED_SUFFIX}"
+    orphan = folder / f"2025-01-01T00-00-00.000Z{layout.ENCRYPTED_SUFFIX}"
     sidecar_path(orphan).write_bytes(sidecar_path(a.entry.path).read_bytes())
-    lonely = folder / f"2025-06-01T00-00-00.000Z{store.ENCRYPTED_SUFFIX}"
+    lonely = folder / f"2025-06-01T00-00-00.000Z{layout.ENCRYPTED_SUFFIX}"
     lonely.write_bytes(a.entry.path.read_bytes())
     entries = list_archives(root)
     by_path = {e.path: e for e in entries}
@@ -288,9 +285,9 @@ def test_version_names_have_no_colons_and_read_back() -> None:
     moment = datetime(2026, 3, 2, 9, 1, 30, 948000, tzinfo=UTC)
     name = version_name(moment)
     assert name == "2026-03-02T09-01-30.948Z"
-    assert store._parse_version(name) == moment
-    assert store._parse_version(name + "-3") == moment
-    assert store._parse_version("not-a-version") is None
+    assert layout._parse_version(name) == moment
+    assert layout._parse_version(name + "-3") == moment
+    assert layout._parse_version("not-a-version") is None
 
 
 # --------------------------------------------------------------------------------- verify

@@ -1,0 +1,65 @@
+"""`scrub decrypt`: any age file to a plain file, through a temp file that a failure removes."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import BinaryIO, cast
+
+from scrubber.archive.age import (
+    DecryptingReader,
+    Identity,
+)
+from scrubber.archive.errors import ArchiveError
+from scrubber.durable import fsync_dir, publish_by_link
+from scrubber.errors import UsageError
+
+
+def decrypt_file(
+    src: Path, out: Path, identities: Sequence[Identity], *, force: bool = False
+) -> int:
+    """Decrypt the age file `src` to `out` (0600) through a temp file in `out`'s folder, which
+    is removed on any failure: a damaged or truncated file leaves nothing. Returns the size.
+
+    Refuses an existing `out` unless `force`.
+    """
+    if os.path.lexists(out) and not force:
+        raise UsageError(f"{out} already exists", hint="choose another -o, or remove it first")
+    try:
+        handle = src.open("rb")
+    except FileNotFoundError:
+        raise ArchiveError(f"{src}: file not found") from None
+    except OSError as exc:
+        raise ArchiveError(f"cannot read {src}: {exc.strerror}") from None
+    tmp: Path | None = None
+    try:
+        with handle:
+            reader = DecryptingReader(cast(BinaryIO, handle), identities)
+            folder = out.parent if str(out.parent) else Path()
+            fd, tmp_name = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=folder)
+            tmp = Path(tmp_name)
+            size = 0
+            with os.fdopen(fd, "wb") as sink:
+                for chunk in reader.chunks():
+                    sink.write(chunk)
+                    size += len(chunk)
+                sink.flush()
+                os.fsync(sink.fileno())
+        if force:
+            tmp.replace(out)
+        elif not publish_by_link(tmp, out):
+            raise UsageError(f"{out} appeared while decrypting; not overwritten")
+        fsync_dir(out.parent)
+        return size
+    except OSError as exc:
+        raise ArchiveError(
+            f"cannot write {out}: {exc.strerror or type(exc).__name__}",
+            hint="nothing was left behind",
+        ) from None
+    finally:
+        if tmp is not None:
+            with contextlib.suppress(FileNotFoundError):
+                tmp.unlink()
