@@ -94,6 +94,7 @@ _MAX_LABEL = 80
 _LEADING_WORDS = frozenset({"the", "a", "an", "my", "your", "our", "their", "this", "that", "its"})
 _WORD_CHARS = re.compile(r"[A-Za-z]+")
 _NAME_PARTS = re.compile(r"[-_.:/]+")
+_PROSE_VERB = re.compile(r"[ \t](?:is|was)[ \t]", re.IGNORECASE)
 
 
 def _label_strength(label: str) -> Strength | None:
@@ -173,22 +174,28 @@ _RAW_TAB = r"(?:\t|\\t)"
 _RAW_NL = r"(?:\\r)?\\n"
 _STEM = r"(?:pass|pwd|secret|token|key|cred)[a-z0-9_]{0,24}"
 _DIGIT_SOON = r"[a-z0-9+/=_.~-]{0,7}[0-9]"
+_DIGIT_IN_16 = r"[a-z0-9+/=_.~-]{0,15}[0-9]"
 _TOKEN_START = r"[a-z0-9+/=_.~!@#$%^&*-]{8}"  # noqa: S105 - a regex, not a password
 
 
 def _loose_gates() -> tuple[Gate, ...]:
-    spaced = (
-        r"(?:[ \t]{1,8}-{1,2}>?[ \t]{1,8}|[ \t]{0,8}\|[ \t]{0,8}|[ \t]{1,8}(?:is|was)[ \t]{1,8})"
-    )
+    spaced = r"(?:[ \t]{1,8}-{1,2}>?[ \t]{1,8}|[ \t]{0,8}\|[ \t]{0,8})"
     spaced_raw = (
-        rf"(?:(?:[ ]|{_RAW_TAB}){{1,8}}-{{1,2}}>?(?:[ ]|{_RAW_TAB}){{1,8}}|(?:[ ]|{_RAW_TAB}){{0,8}}\|(?:[ ]|{_RAW_TAB}){{0,8}}"
-        rf"|[ ]{{1,8}}(?:is|was)[ ]{{1,8}})"
+        rf"(?:(?:[ ]|{_RAW_TAB}){{1,8}}-{{1,2}}>?(?:[ ]|{_RAW_TAB}){{1,8}}"
+        rf"|(?:[ ]|{_RAW_TAB}){{0,8}}\|(?:[ ]|{_RAW_TAB}){{0,8}})"
     )
+    # Prose (`the key is V`): "is required", "is missing" follow names all day; a credential
+    # after "is" has a digit early or is quoted.
+    prose = r"[ ]{1,8}(?:is|was)[ ]{1,8}(?:set[ ]{1,8}to[ ]{1,8})?"
     return (
         # An explicit loose separator, then a quote or the value's first characters.
         Gate(
             rf"{_STEM}{spaced}(?:{_TEXT_QUOTE}|[a-z0-9+/=_.~-]{{8}})",
             rf"{_STEM}{spaced_raw}(?:{QUOTE_RAW}|[a-z0-9+/=_.~-]{{8}})",
+        ),
+        Gate(
+            rf"{_STEM}{prose}(?:{_TEXT_QUOTE}|{_DIGIT_IN_16})",
+            rf"{_STEM}{prose}(?:{QUOTE_RAW}|{_DIGIT_IN_16})",
         ),
         # A table row: the label's cell, a description cell, the value's cell.
         Gate(
@@ -341,6 +348,8 @@ def _value_of(
         return None
     value = text[start:end]
     sep = match.group("sep")
+    if not quoted and _PROSE_VERB.search(sep) and not any(c.isdigit() for c in value[:16]):
+        return None  # `token is required`: the gate's condition for prose (see `_loose_gates`)
     bare_after_space = not quoted and not sep.strip() and strength is not Strength.STRONG
     if bare_after_space and not (len(value) >= 20 and has_char_classes(value, 3)):
         return None  # `api key 3f…` with nothing between: only a value no word could be

@@ -19,6 +19,7 @@ HEXKEY = fake(HEX, 32, "labhex")
 LONG = fake(B62, 80, "lablong")
 B64KEY = fake(B62 + "+/", 86, "labb64") + "=="
 PASSWORD = join("pw-", fake(B62, 6, "labpw"), "9")
+PROSE_TOKEN = join(fake(B62, 12, "prose"), "7", fake(B62, 19, "prose2"))
 SYMBOLS = join(fake(B62, 5, "sym"), "!2", fake(B62, 5, "sym2"))
 
 CASES: list[Case] = [
@@ -29,7 +30,8 @@ CASES: list[Case] = [
     pos(LOOSE_LABEL, f"vendor auth token |{LONG}\nnetworkId |L_64", LONG, note="table cell"),
     pos(LOOSE_LABEL, f"| Access Token | {TOKEN} |", TOKEN, note="markdown table"),
     pos(LOOSE_LABEL, f"API_KEY\t{TOKEN}", TOKEN, note="tab"),
-    pos(LOOSE_LABEL, f"the stripe key is {TOKEN}.", TOKEN, note="prose is"),
+    pos(LOOSE_LABEL, f"the stripe key is {PROSE_TOKEN}.", PROSE_TOKEN, note="prose is"),
+    neg(LOOSE_LABEL, "the token is required", note="prose about a token"),
     pos(LOOSE_LABEL, f"db password {PASSWORD}", PASSWORD, note="no operator, strong label"),
     pos(LOOSE_LABEL, f"vendor token '{TOKEN}'", TOKEN, note="no operator, quoted"),
     pos(LOOSE_LABEL, f"vendor token - '{SYMBOLS}`>{TOKEN}'", f"{SYMBOLS}`>{TOKEN}",
