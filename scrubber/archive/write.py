@@ -18,7 +18,7 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO, cast
+from typing import TYPE_CHECKING, Any, BinaryIO, cast
 
 from scrubber.archive.age import (
     EncryptingWriter,
@@ -139,11 +139,7 @@ def write_archive(
     Raises ArchiveWriteError (nothing left behind) on I/O errors, BundleChangedError when the
     session changed while it was read, KeyMaterialError from the recipients.
     """
-    if not recipients and not redacted:
-        raise UsageError(
-            "refusing to write an unencrypted archive of an unredacted session",
-            hint="give recipients (-r / -R / --passphrase or archive.recipients), or --redact",
-        )
+    _refuse_clear_unredacted(recipients, redacted)
     project = plain_name(facts.project, "project")
     session_id = plain_name(facts.session_id, "session id")
     fingerprints = [recipient_fingerprint(r) for r in recipients]
@@ -161,95 +157,33 @@ def write_archive(
     for existing in archives_of(root, project, session_id):
         if _same_version(existing, manifest):
             return WrittenArchive(existing, manifest, created=False)
-
-    transcript_time = facts.last_timestamp or datetime.fromtimestamp(
-        manifest.transcript.mtime_ns / 1e9, tz=UTC
+    stem = version_name(
+        facts.last_timestamp or datetime.fromtimestamp(manifest.transcript.mtime_ns / 1e9, tz=UTC)
     )
-    stem = version_name(transcript_time)
     suffix = ENCRYPTED_SUFFIX if recipients else CLEAR_SUFFIX
     leftovers: list[Path] = []
     # Temp files are locked until published or removed: a killed run's are found and removed
     # by the next (`leftovers.remove_leftovers`), a live one's never.
     locks = contextlib.ExitStack()
     try:
-        if not root.exists():
-            root.mkdir(parents=True, mode=0o700)
-            root.chmod(0o700)
-        _private_dir(root / project)
-        _private_dir(folder)
+        _make_folders(root, project, folder)
         fd, tmp = locks.enter_context(locked_temp(folder, f".{stem}."))
         leftovers.append(tmp)
         with os.fdopen(fd, "wb") as raw:
-            sink = _HashingWriter(cast(BinaryIO, raw))
-            if recipients:
-                writer = EncryptingWriter(cast(BinaryIO, sink), recipients)
-                try:
-                    write_bundle(cast(BinaryIO, writer), manifest, source_root, progress=progress)
-                except BaseException:
-                    writer.abort()
-                    raise
-                writer.close()
-            else:
-                write_bundle(cast(BinaryIO, sink), manifest, source_root, progress=progress)
-            raw.flush()
-            os.fsync(raw.fileno())
-        # Read back what reached the file system before anything may rely on it.
-        written_hash, written_size = sha256_file(tmp)
-        if written_hash != sink.digest.hexdigest() or written_size != sink.size:
-            raise ArchiveWriteError(
-                f"{folder}: the archive read back differs from what was written",
-                hint="check the disk or the mount holding the archives",
-            )
-        stanza_types: tuple[str, ...] = ()
-        with tmp.open("rb") as handle:
-            if recipients:
-                stanza_types = read_header(cast(BinaryIO, handle)).stanza_types
-                if stanza_types != _stanza_types(recipients):
-                    raise ArchiveWriteError(f"{folder}: the archive read back has a wrong header")
-            elif handle.read(2) != GZIP_MAGIC:
-                raise ArchiveWriteError(f"{folder}: the archive read back is not gzip")
-
-        for attempt in range(1, 1000):
-            name = stem + ("" if attempt == 1 else f"-{attempt}") + suffix
-            final = folder / name
-            if os.path.lexists(sidecar_path(final)):
-                continue  # an orphan sidecar: its name is taken too
-            sidecar = Sidecar(
-                archive=name,
-                encrypted=bool(recipients),
-                redacted=redacted,
-                size=written_size,
-                ciphertext_sha256=written_hash,
-                content_sha256=manifest.content_sha256,
-                recipients=tuple(fingerprints),
-                stanza_types=stanza_types,
-                created=created,
-                scrubber_version=scrubber_version,
-                manifest=clear,
-            )
-            side_fd, side_tmp = locks.enter_context(locked_temp(folder, f".{name}."))
-            leftovers.append(side_tmp)
-            with os.fdopen(side_fd, "wb") as out:
-                out.write(sidecar.to_bytes())
-                out.flush()
-                os.fsync(out.fileno())
-            if not publish_by_link(tmp, final):
-                side_tmp.unlink()
-                leftovers.remove(side_tmp)
-                continue
-            leftovers.append(final)
-            if not publish_by_link(side_tmp, sidecar_path(final)):
-                raise ArchiveWriteError(f"{sidecar_path(final)} appeared while writing it")
-            leftovers.clear()
-            for path in (tmp, side_tmp):
-                with contextlib.suppress(FileNotFoundError):
-                    path.unlink()
-            fsync_dir(folder)
-            entry = ArchiveEntry(
-                final, project, session_id, name[: -len(suffix)], bool(recipients), sidecar
-            )
-            return WrittenArchive(entry, manifest, created=True)
-        raise ArchiveWriteError(f"{folder}: too many versions with the same last timestamp")
+            sink = _write_payload(raw, manifest, source_root, recipients, progress)
+        written = _read_back(tmp, sink, folder, recipients)
+        final, sidecar = _publish_version(
+            tmp,
+            folder,
+            (stem, suffix),
+            lambda name: _sidecar(name, manifest, written, fingerprints, created, clear),
+            locks,
+            leftovers,
+        )
+        entry = ArchiveEntry(
+            final, project, session_id, final.name[: -len(suffix)], bool(recipients), sidecar
+        )
+        return WrittenArchive(entry, manifest, created=True)
     except OSError as exc:
         raise ArchiveWriteError(
             f"cannot write the archive in {folder}: {exc.strerror or type(exc).__name__}",
@@ -260,3 +194,149 @@ def write_archive(
             with contextlib.suppress(OSError):
                 path.unlink()
         locks.close()
+
+
+def _refuse_clear_unredacted(recipients: Sequence[AnyRecipient], redacted: bool) -> None:
+    if not recipients and not redacted:
+        raise UsageError(
+            "refusing to write an unencrypted archive of an unredacted session",
+            hint="give recipients (-r / -R / --passphrase or archive.recipients), or --redact",
+        )
+
+
+def _write_payload(
+    raw: BinaryIO,
+    manifest: Manifest,
+    source_root: Path,
+    recipients: Sequence[AnyRecipient],
+    progress: Progress | None,
+) -> _HashingWriter:
+    """The bundle into `raw`, encrypted when there are recipients, synced to disk; the sink
+    knows the hash and size of what was written."""
+    sink = _HashingWriter(raw)
+    if recipients:
+        writer = EncryptingWriter(cast(BinaryIO, sink), recipients)
+        try:
+            write_bundle(cast(BinaryIO, writer), manifest, source_root, progress=progress)
+        except BaseException:
+            writer.abort()
+            raise
+        writer.close()
+    else:
+        write_bundle(cast(BinaryIO, sink), manifest, source_root, progress=progress)
+    raw.flush()
+    os.fsync(raw.fileno())
+    return sink
+
+
+@dataclass(frozen=True, slots=True)
+class _ReadBack:
+    sha256: str
+    size: int
+    stanza_types: tuple[str, ...]
+
+
+def _read_back(
+    tmp: Path, sink: _HashingWriter, folder: Path, recipients: Sequence[AnyRecipient]
+) -> _ReadBack:
+    """Read back what reached the file system before anything may rely on it."""
+    written_hash, written_size = sha256_file(tmp)
+    if written_hash != sink.digest.hexdigest() or written_size != sink.size:
+        raise ArchiveWriteError(
+            f"{folder}: the archive read back differs from what was written",
+            hint="check the disk or the mount holding the archives",
+        )
+    stanza_types: tuple[str, ...] = ()
+    with tmp.open("rb") as handle:
+        if recipients:
+            stanza_types = read_header(cast(BinaryIO, handle)).stanza_types
+            if stanza_types != _stanza_types(recipients):
+                raise ArchiveWriteError(f"{folder}: the archive read back has a wrong header")
+        elif handle.read(2) != GZIP_MAGIC:
+            raise ArchiveWriteError(f"{folder}: the archive read back is not gzip")
+    return _ReadBack(written_hash, written_size, stanza_types)
+
+
+def _publish(
+    tmp: Path,
+    final: Path,
+    sidecar: Sidecar,
+    locks: contextlib.ExitStack[bool | None],
+    leftovers: list[Path],
+) -> bool:
+    """Link the archive `tmp` to `final`, then its sidecar beside it. False when `final` was
+    taken meanwhile (the caller tries the next version name); what is left to remove on a
+    failure stays in `leftovers`."""
+    folder = final.parent
+    side_fd, side_tmp = locks.enter_context(locked_temp(folder, f".{final.name}."))
+    leftovers.append(side_tmp)
+    with os.fdopen(side_fd, "wb") as out:
+        out.write(sidecar.to_bytes())
+        out.flush()
+        os.fsync(out.fileno())
+    if not publish_by_link(tmp, final):
+        side_tmp.unlink()
+        leftovers.remove(side_tmp)
+        return False
+    leftovers.append(final)
+    if not publish_by_link(side_tmp, sidecar_path(final)):
+        raise ArchiveWriteError(f"{sidecar_path(final)} appeared while writing it")
+    leftovers.clear()
+    for path in (tmp, side_tmp):
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+    fsync_dir(folder)
+    return True
+
+
+def _make_folders(root: Path, project: str, folder: Path) -> None:
+    if not root.exists():
+        root.mkdir(parents=True, mode=0o700)
+        root.chmod(0o700)
+    _private_dir(root / project)
+    _private_dir(folder)
+
+
+def _sidecar(
+    name: str,
+    manifest: Manifest,
+    written: _ReadBack,
+    fingerprints: Sequence[str],
+    created: datetime,
+    clear: dict[str, Any],
+) -> Sidecar:
+    return Sidecar(
+        archive=name,
+        encrypted=manifest.encrypted,
+        redacted=manifest.redacted,
+        size=written.size,
+        ciphertext_sha256=written.sha256,
+        content_sha256=manifest.content_sha256,
+        recipients=tuple(fingerprints),
+        stanza_types=written.stanza_types,
+        created=created,
+        scrubber_version=manifest.scrubber_version,
+        manifest=clear,
+    )
+
+
+def _publish_version(
+    tmp: Path,
+    folder: Path,
+    name_parts: tuple[str, str],
+    describe: Callable[[str], Sidecar],
+    locks: contextlib.ExitStack[bool | None],
+    leftovers: list[Path],
+) -> tuple[Path, Sidecar]:
+    """Publish `tmp` under the first free version name (`<stem><suffix>`, `<stem>-2<suffix>`,
+    …), with the sidecar `describe` makes for that name."""
+    stem, suffix = name_parts
+    for attempt in range(1, 1000):
+        name = stem + ("" if attempt == 1 else f"-{attempt}") + suffix
+        final = folder / name
+        if os.path.lexists(sidecar_path(final)):
+            continue  # an orphan sidecar: its name is taken too
+        sidecar = describe(name)
+        if _publish(tmp, final, sidecar, locks, leftovers):
+            return final, sidecar
+    raise ArchiveWriteError(f"{folder}: too many versions with the same last timestamp")
