@@ -273,8 +273,9 @@ def test_reprs_hide_values(demo: tuple[Path, Any]) -> None:
 def test_source_holds_no_token_literal() -> None:
     """The fakes are built at run time: the source names the prefixes (in comments) but holds
     nothing that looks like a whole token, so the repository passes its own audit."""
-    source = Path(__file__).resolve().parents[2] / "scrubber" / "demo.py"
-    text = source.read_text()
+    package = Path(__file__).resolve().parents[3] / "scrubber" / "demo"
+    text = "".join(source.read_text() for source in sorted(package.glob("*.py")))
+    assert "def fake_github_token" in text  # the package was found
     for prefix in ("gh" + "p_", "sk-" + "ant-api03-", "AK" + "IA", "sk" + "_live_", "np" + "m_"):
         assert not re.search(re.escape(prefix) + r"[A-Za-z0-9_\-]{12,}", text), prefix
     assert "PRIVATE KEY-----\n" not in text
