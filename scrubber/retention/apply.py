@@ -107,29 +107,6 @@ class ArchiveIndex(Protocol):
         ...
 
 
-class NoArchives:
-    """The index used when no archive store is available: nothing archived, nothing to write."""
-
-    @property
-    def can_archive(self) -> bool:
-        return False
-
-    def newest(self, session: BundleSession) -> ArchiveCheck:
-        return ArchiveCheck(ArchiveStatus.NONE)
-
-    def archive(self, session: BundleSession) -> ArchiveCheck:
-        raise UsageError("no archive store is configured", "set archive.recipients in the policy")
-
-    def verify(self, ref: str) -> bool:
-        return False
-
-    def files(self) -> tuple[ArchiveFacts, ...]:
-        return ()
-
-    def remove(self, ref: str) -> None:
-        raise UsageError("no archive store is configured")
-
-
 # --- the lock -------------------------------------------------------------------------------
 
 
