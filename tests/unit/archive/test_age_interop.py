@@ -192,8 +192,8 @@ def test_pyrage_decrypts_our_passphrase_files(size: int) -> None:
 
 # Files pyrage 1.4.0 encrypted with the passphrase "test pass", made once with
 #     pyrage.passphrase.encrypt(_data(size), "test pass")
-# and kept: rage picks its own scrypt work factor (19 here, and up to 21 on a fast, idle
-# machine), so encrypting them in each run cost up to a minute of scrypt on these machines.
+# and kept: rage picks its own scrypt work factor from how fast the machine is (19 when these
+# were made), and encrypting them in every run cost up to a minute of scrypt in the suite.
 PYRAGE_PASSPHRASE_FILES = Path(__file__).parent / "data"
 
 
