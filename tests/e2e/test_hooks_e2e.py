@@ -8,6 +8,7 @@ killed mid-job is completed by the next run without doing anything twice.
 
 from __future__ import annotations
 
+import fcntl
 import io
 import json
 import os
@@ -28,6 +29,7 @@ import pytest
 from scrubber.archive.keys import generate_identity
 from scrubber.demo import build_demo_config, demo_manifest, write_large_transcript
 from scrubber.hooks.spool import Job, Spool, SpoolState
+from scrubber.hooks.worker import lock_file as worker_lock_file
 
 ROOT = Path(__file__).resolve().parents[2]
 SHIM = ROOT / "hooks" / "session-end"
@@ -211,6 +213,20 @@ def test_session_end_archives_and_redacts_in_the_background(world: World) -> Non
     assert "queued (reason other" in (world.home / "log" / "hook.log").read_text()
 
 
+def _worker_lock_held(home: Path) -> bool:
+    try:
+        fd = os.open(worker_lock_file(home), os.O_RDWR)
+    except FileNotFoundError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)  # also lets go of the lock if we took it
+    return False
+
+
 @pytest.mark.slow
 def test_two_hooks_for_one_session_make_one_job_and_one_archive(world: World) -> None:
     installed(world, "archive")
@@ -218,8 +234,11 @@ def test_two_hooks_for_one_session_make_one_job_and_one_archive(world: World) ->
     # The plugin's shim, registered too, fires for the same session.
     world.run_as_claude(str(SHIM), world.payload())
     world.wait_for(world.done)
-    time.sleep(0.5)
-    world.scrub("worker")
+    # The detached worker has finished once it lets go of its lock: then this run drains
+    # whatever is still queued (it must find nothing more to archive).
+    world.wait_for(lambda: not _worker_lock_held(world.home))
+    drained = world.scrub("worker")
+    assert drained.returncode == 0, drained.stderr
     assert len(world.archives()) == 1
     assert "duplicate" in (world.home / "log" / "hook.log").read_text()
 

@@ -427,7 +427,12 @@ def test_the_background_scan_lingers_and_absorbs_appends(env: dict[str, str], de
     )
     thread.start()
     try:
-        time.sleep(0.5)
+        # Append only once the first pass is done and saved: the run is then lingering.
+        first = path.stat().st_size
+        started = time.monotonic()
+        while (saved := status_line.load_state(where)) is None or saved.offset != first:
+            assert time.monotonic() - started < 20
+            time.sleep(0.02)
         with path.open("ab") as handle:
             handle.write(rest)
         appended = time.monotonic()
