@@ -108,6 +108,26 @@ def check_private_dir(path: Path, home: Path | None = None) -> bool:
     return durable.check_private_dir(path, home if home is not None else scrub_home())
 
 
+def create_private_dirs(path: Path) -> Path:
+    """Create whichever of `path` and its parents are missing, each through ensure_private_dir
+    (0700 whatever the umask: a plain mkdir under umask 002 makes them group-writable). Folders
+    already there are left as they are: outside $SCRUB_HOME they are the user's or Claude
+    Code's."""
+    missing = []
+    current = _absolute(path)
+    while not os.path.lexists(current) and current != current.parent:
+        missing.append(current)
+        current = current.parent
+    for folder in reversed(missing):
+        ensure_private_dir(folder)
+    return path
+
+
+def _absolute(path: Path) -> Path:
+    # Lexically, without resolving links (as durable does): a link on the way stays in view.
+    return Path(os.path.normpath(path.absolute()))
+
+
 def open_regular(path: Path, *, follow: bool = True) -> BinaryIO:
     """Open `path` for reading only if it is a regular file, without ever blocking.
 

@@ -105,5 +105,5 @@ def write_settings(path: Path, text: str) -> None:
         mode = target.stat().st_mode & 0o777
     except FileNotFoundError:
         mode = paths.PRIVATE_FILE_MODE
-        target.parent.mkdir(parents=True, exist_ok=True, mode=paths.PRIVATE_DIR_MODE)
+        paths.create_private_dirs(target.parent)
     atomic_write(target, [text.encode("utf-8")], mode=mode)

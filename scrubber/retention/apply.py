@@ -371,7 +371,7 @@ def _move(src: Path, dst: Path, *, private: bool) -> None:
     if private:
         paths.ensure_private_dir(dst.parent)
     else:
-        dst.parent.mkdir(parents=True, exist_ok=True)
+        paths.create_private_dirs(dst.parent)  # only what is missing: the rest is Claude Code's
     try:
         src.rename(dst)  # moves a link as a link
     except OSError as error:

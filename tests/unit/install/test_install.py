@@ -397,3 +397,17 @@ def test_the_launchers_run_the_hook_fast_and_queue_the_job(env: Env) -> None:
     assert (done.returncode, done.stdout, done.stderr) == (0, "", "")  # clean transcript
     record = read_record(env.home)
     assert record["python"] == sys.executable
+
+
+def test_settings_written_under_umask_002_make_0700_folders(tmp_path: Path) -> None:
+    from scrubber.install.settings_file import write_settings
+
+    target = tmp_path / "home" / ".claude" / "settings.json"
+    previous = os.umask(0o002)
+    try:
+        write_settings(target, "{}\n")
+    finally:
+        os.umask(previous)
+    assert target.read_text() == "{}\n"
+    for folder in (tmp_path / "home", tmp_path / "home" / ".claude"):
+        assert stat.S_IMODE(folder.stat().st_mode) == 0o700, folder

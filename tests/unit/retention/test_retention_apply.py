@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import hashlib
+import os
 import shutil
+import stat
 import time
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
@@ -631,3 +634,30 @@ def test_undelete_from_a_planted_trash_writes_nothing_outside_the_bundle(
     assert not (config / "settings.json").exists()
     assert tree(home / "trash") == before_trash
     assert tree(config) == before_config
+
+
+def _folders(root: Path, *, leaving_out: Path) -> set[Path]:
+    return {p for p in root.rglob("*") if p.is_dir() and leaving_out not in (p, *p.parents)}
+
+
+def test_undelete_under_umask_002_makes_its_folders_0700(dirs: tuple[Path, Path]) -> None:
+    config, home = dirs
+    lone = write_session(config, cwd="/home/me/lone", last=NOW - timedelta(days=45), seed=7)
+    trash_session(one(config, lone.session_id), config_dir=config, home=home, now=NOW)
+    # What the bundle left behind empty goes too, so undelete has folders to create.
+    for folder in sorted(_folders(config, leaving_out=home), key=lambda p: -len(p.parts)):
+        with contextlib.suppress(OSError):
+            folder.rmdir()
+    before = _folders(config, leaving_out=home)
+    previous = os.umask(0o002)
+    try:
+        result = undelete(home, config, lone.session_id, now=NOW)
+    finally:
+        os.umask(previous)
+    # Folders moved back keep their own mode; those made to hold them are new, and private.
+    moved = set(result.restored)
+    created = {
+        p for p in _folders(config, leaving_out=home) - before if not moved & {p, *p.parents}
+    }
+    assert lone.transcript.exists() and created
+    assert {p: stat.S_IMODE(p.stat().st_mode) for p in created} == dict.fromkeys(created, 0o700)
