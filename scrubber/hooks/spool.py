@@ -285,9 +285,11 @@ def _job_files(folder: Path) -> Iterator[Path]:
 
 
 def read_job(path: Path) -> Job | None:
-    """The job in a file; None when it is missing or unreadable."""
+    """The job in a file; None when it is missing or unreadable, or not a regular file (a FIFO
+    planted at a job's name would hang the hook, which Claude Code gives 1.5 s)."""
     try:
-        data = json.loads(path.read_bytes())
+        with paths.open_regular(path) as handle:
+            data = json.loads(handle.read())
         return Job.from_json(data) if isinstance(data, dict) else None
     except (OSError, ValueError):
         return None

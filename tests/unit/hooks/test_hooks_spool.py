@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import threading
 from pathlib import Path
 
 import pytest
@@ -179,3 +181,22 @@ def test_spool_paths_refuse_a_bad_id(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="session id"):
         Spool(tmp_path).pending_path("../../x")
     assert not (tmp_path / "spool").exists()
+
+
+def test_a_fifo_at_a_job_name_is_refused_at_once(tmp_path: Path) -> None:
+    # A FIFO planted where a job file goes made read_job wait forever for a writer: the
+    # SessionEnd hook hung (Claude Code gives it 1.5 s). Now it is no job, and the hook goes on.
+    spool = Spool(tmp_path)
+    spool.ensure()
+    os.mkfifo(spool.pending_path(SID))
+    done: list[EnqueueResult] = []
+    thread = threading.Thread(target=lambda: done.append(spool.enqueue(job(), fsync=False)))
+    thread.start()
+    thread.join(timeout=5)
+    if thread.is_alive():  # unblock the reader so the test run can end, then fail
+        with open(spool.pending_path(SID), "wb"):  # noqa: PTH123
+            pass
+        thread.join(timeout=5)
+        pytest.fail("enqueue blocked on a FIFO")
+    assert read_job(spool.pending_path(SID)) == job()  # the FIFO was replaced by the job
+    assert done == [EnqueueResult.REPLACED]
