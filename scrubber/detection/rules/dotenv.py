@@ -180,7 +180,7 @@ def _operators(form: str) -> tuple[str, str, str]:
     value = rf"{t}{{0,16}}{scheme}{v}{{8}}"
     medium = (
         rf"(?:{closed}(?::{{0,3}}=|[?+]=|=|:{t})|{q}\]?\??{t}{{0,8}}:|{q}{t}{{0,4}},|>){value}"
-        rf"|:{v}{{20}}"  # `…AccessKey:TP+G/…`: glued, judged by `_glued_credential`
+        r"|:[a-z0-9+/=_-]{20}"  # `…AccessKey:TP+G/…`: glued, judged by `_glued_credential`
     )
     # `API_KEY: str = "…"`: an annotation between the name and `=` (`_SEPARATOR`'s: an
     # identifier, UTF-8 or escaped, then maybe `[…]` on the same line; hyperscan refuses the
