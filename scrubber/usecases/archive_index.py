@@ -18,9 +18,10 @@ from scrubber.archive.layout import archives_of, list_archives, sidecar_path
 from scrubber.archive.verify import verify_archive
 from scrubber.errors import ScrubberError, UsageError
 from scrubber.policy.model import Policy
-from scrubber.retention.apply import ArchiveCheck, BundleSession
+from scrubber.retention.apply import ArchiveCheck
 from scrubber.retention.plan import ArchiveFacts
 from scrubber.retention.rules import ArchiveStatus, Subject
+from scrubber.retention.trash import BundleSession
 from scrubber.transcript.sessions import SessionInfo
 
 

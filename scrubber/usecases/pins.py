@@ -14,7 +14,7 @@ from scrubber.errors import UsageError
 from scrubber.policy.load import load_policy
 from scrubber.policy.model import Pins
 from scrubber.retention import pins as pin_store
-from scrubber.retention.apply import find_in_trash
+from scrubber.retention.trash import find_in_trash
 from scrubber.transcript.sessions import discover, find_session
 from scrubber.usecases.retention import Titles
 

@@ -28,15 +28,7 @@ from scrubber.errors import ExitCode, ScrubberError, UsageError
 from scrubber.policy.load import LoadedPolicy, load_policy
 from scrubber.policy.model import Pins, Policy
 from scrubber.retention import pins as pin_store
-from scrubber.retention.apply import (
-    ApplyReport,
-    ArchiveIndex,
-    UndeleteResult,
-    apply_plan,
-    list_trash,
-    retention_lock,
-    undelete,
-)
+from scrubber.retention.apply import ApplyReport, ArchiveIndex, apply_plan, retention_lock
 from scrubber.retention.plan import (
     Action,
     Periods,
@@ -48,6 +40,7 @@ from scrubber.retention.plan import (
 )
 from scrubber.retention.rules import Reason, check_policy
 from scrubber.retention.settings import MANAGED_SETTINGS, effective_cleanup_periods
+from scrubber.retention.trash import UndeleteResult, list_trash, undelete
 from scrubber.transcript.sessions import Discovery, SessionInfo, discover
 from scrubber.usecases.archive_index import StoreArchiveIndex
 

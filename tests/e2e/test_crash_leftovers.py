@@ -22,7 +22,7 @@ import pytest
 from scrubber.archive.keys import generate_identity, write_identity_file
 from scrubber.archive.layout import list_archives
 from scrubber.archive.verify import verify_archive
-from scrubber.retention.apply import list_trash
+from scrubber.retention.trash import list_trash
 from scrubber.transcript.sessions import discover
 from tests.conftest import Sandbox, make_sandbox
 from tests.e2e.hostile_kit import TRANSCRIPT, Member, hostile_archive, legit

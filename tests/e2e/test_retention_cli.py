@@ -29,7 +29,7 @@ import pytest
 from scrubber.archive.keys import generate_identity
 from scrubber.archive.layout import list_archives
 from scrubber.archive.verify import verify_archive
-from scrubber.retention.apply import read_trash_manifest
+from scrubber.retention.trash import read_trash_manifest
 from scrubber.transcript.sessions import discover
 from tests.unit.retention.sessions_writer import WrittenSession, tree, write_session
 

@@ -18,18 +18,8 @@ import pytest
 from scrubber.errors import BusyError, ExitCode, ScrubberError, UsageError
 from scrubber.policy.model import Pins
 from scrubber.retention import apply as apply_module
-from scrubber.retention.apply import (
-    ArchiveCheck,
-    BundleSession,
-    TrashError,
-    apply_plan,
-    list_trash,
-    read_trash_manifest,
-    recover_incomplete,
-    retention_lock,
-    trash_session,
-    undelete,
-)
+from scrubber.retention import trash as trash_module
+from scrubber.retention.apply import ArchiveCheck, apply_plan, recover_incomplete, retention_lock
 from scrubber.retention.plan import (
     Action,
     ArchiveFacts,
@@ -41,6 +31,14 @@ from scrubber.retention.plan import (
     plan_retention,
 )
 from scrubber.retention.rules import ArchiveStatus, Reason
+from scrubber.retention.trash import (
+    BundleSession,
+    TrashError,
+    list_trash,
+    read_trash_manifest,
+    trash_session,
+    undelete,
+)
 from scrubber.transcript.sessions import SessionInfo, discover
 from tests.unit.retention.sessions_writer import WrittenSession, tree, write_session
 
@@ -355,7 +353,7 @@ def test_a_crash_mid_move_is_finished_or_rolled_back(
     config, home = dirs
     old, _ = old_and_young(config)
     before = tree(config)
-    real_move = apply_module._move
+    real_move = trash_module._move
     calls = {"n": 0}
 
     def crash_after_two(src: Path, dst: Path, *, private: bool) -> None:
@@ -364,7 +362,7 @@ def test_a_crash_mid_move_is_finished_or_rolled_back(
             raise KeyboardInterrupt  # the process dies here
         real_move(src, dst, private=private)
 
-    monkeypatch.setattr(apply_module, "_move", crash_after_two)
+    monkeypatch.setattr(trash_module, "_move", crash_after_two)
     with pytest.raises(KeyboardInterrupt):
         run(config, home, RULES, FakeIndex())
     monkeypatch.undo()
@@ -379,7 +377,7 @@ def test_a_crash_mid_move_is_finished_or_rolled_back(
 
     # Crash again, then a normal run completes the move.
     calls["n"] = 0
-    monkeypatch.setattr(apply_module, "_move", crash_after_two)
+    monkeypatch.setattr(trash_module, "_move", crash_after_two)
     with pytest.raises(KeyboardInterrupt):
         run(config, home, RULES, FakeIndex())
     monkeypatch.undo()
@@ -395,14 +393,14 @@ def test_a_crash_after_the_transcript_moved_counts_as_complete(
 ) -> None:
     config, home = dirs
     old, _ = old_and_young(config)
-    real_write = apply_module._write_manifest
+    real_write = trash_module.write_trash_manifest
 
-    def die_on_completion(slot: Path, manifest: apply_module.TrashManifest) -> None:
+    def die_on_completion(slot: Path, manifest: trash_module.TrashManifest) -> None:
         if manifest.complete:
             raise KeyboardInterrupt
         real_write(slot, manifest)
 
-    monkeypatch.setattr(apply_module, "_write_manifest", die_on_completion)
+    monkeypatch.setattr(trash_module, "write_trash_manifest", die_on_completion)
     with pytest.raises(KeyboardInterrupt):
         run(config, home, RULES, FakeIndex())
     monkeypatch.undo()
@@ -624,9 +622,9 @@ def test_undelete_from_a_planted_trash_writes_nothing_outside_the_bundle(
     (slot / "settings.json").write_text('{"hooks": {"SessionStart": []}}')
     planted = replace(
         manifest,
-        entries=(*manifest.entries, apply_module.TrashEntry("settings.json", "file", 0)),
+        entries=(*manifest.entries, trash_module.TrashEntry("settings.json", "file", 0)),
     )
-    apply_module._write_manifest(slot, planted)
+    trash_module.write_trash_manifest(slot, planted)
     before_trash, before_config = tree(home / "trash"), tree(config)
     with pytest.raises(ScrubberError, match=r"settings\.json") as caught:
         undelete(home, config, old.session_id, now=NOW)
