@@ -25,7 +25,7 @@ import typer
 from scrubber import paths
 from scrubber.cli import common
 from scrubber.errors import ExitCode, ScrubberError
-from scrubber.hooks import status_line
+from scrubber.hooks import status_scan
 from scrubber.hooks.spool import Spool, SpoolState
 from scrubber.install import launchers, settings, settings_file
 from scrubber.install import record as install_record
@@ -197,7 +197,7 @@ def check_policy(env: Mapping[str, str], home: Path) -> tuple[list[Check], Polic
             )
     destination = policy.archive.destination_in(home)
     checks.append(_writable("archive folder", destination))
-    allowlist = status_line.allowlist_state_file(home)
+    allowlist = status_scan.allowlist_state_file(home)
     policy_file = loaded.path
     try:
         stale = policy_file is not None and policy_file.stat().st_mtime > allowlist.stat().st_mtime

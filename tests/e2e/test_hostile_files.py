@@ -240,7 +240,7 @@ def _lock_is_free(lock: Path) -> bool:
 
 
 def test_the_status_line_never_blocks_on_a_fifo_transcript(sandbox) -> None:
-    from scrubber.hooks import status_line
+    from scrubber.hooks import status_scan
 
     sandbox.config.mkdir(parents=True)
     pipe = fifo(sandbox.config / "projects" / "-home-u-work-app" / "feed0001.jsonl")
@@ -275,8 +275,8 @@ def test_the_status_line_never_blocks_on_a_fifo_transcript(sandbox) -> None:
         check=False,
     )
     assert scan.returncode == 0
-    where = status_line.state_file(sandbox.scrub_home, "feed0001", pipe)
-    assert _lock_is_free(status_line._lock_path(where))
+    where = status_scan.state_file(sandbox.scrub_home, "feed0001", pipe)
+    assert _lock_is_free(status_scan._lock_path(where))
 
 
 # -- huge numbers ------------------------------------------------------------------------------
@@ -408,13 +408,13 @@ def test_a_planted_prefilter_cache_is_not_trusted(sandbox, transcript_builder) -
 def test_the_status_line_never_blocks_on_a_fifo_planted_as_its_state(
     sandbox, transcript_builder
 ) -> None:
-    from scrubber.hooks import status_line
+    from scrubber.hooks import status_scan
 
     transcript = session_file(sandbox.config, transcript_builder)
     session = transcript.stem
-    where = status_line.state_file(sandbox.scrub_home, session, transcript)
+    where = status_scan.state_file(sandbox.scrub_home, session, transcript)
     fifo(where)
-    fifo(status_line.allowlist_state_file(sandbox.scrub_home))
+    fifo(status_scan.allowlist_state_file(sandbox.scrub_home))
     payload = json.dumps({"session_id": session, "transcript_path": str(transcript)})
 
     for extra in ([], ["--inline"]):
@@ -429,7 +429,7 @@ def test_the_status_line_never_blocks_on_a_fifo_planted_as_its_state(
         assert call.returncode == 0
     # The first call started the detached scan (the state could not be read, so it is
     # behind): it must finish, not sit on the FIFO holding the lock.
-    lock = status_line._lock_path(where)
+    lock = status_scan._lock_path(where)
     deadline = time.monotonic() + HANG
     while not _lock_is_free(lock):
         assert time.monotonic() < deadline, "the detached scan still holds the lock"

@@ -16,8 +16,9 @@ from scrubber.demo import build_demo_config
 from scrubber.detection.fingerprint import Fingerprinter, read_or_create_key
 from scrubber.detection.rules.catalog import ALL_RULES
 from scrubber.detection.scan import SecretScanner
-from scrubber.hooks import fastpath, status_line, status_state
-from scrubber.hooks.status_line import IncrementalScan, ScanState, render
+from scrubber.hooks import fastpath, status_line, status_scan, status_state
+from scrubber.hooks.status_line import render
+from scrubber.hooks.status_scan import IncrementalScan, ScanState
 from scrubber.paths import fingerprint_key_file
 from scrubber.pipeline import ScanTarget, audit
 from scrubber.policy.model import Allowlist, DetectionPolicy, Policy
@@ -208,7 +209,7 @@ def test_state_files_hold_fingerprints_and_kinds_never_values(
         inline=True,
         budget=60.0,
     )
-    text = status_line.state_file(home(env), FULL, path).read_text()
+    text = status_scan.state_file(home(env), FULL, path).read_text()
     for secret in demo_manifest().secrets:
         for needle in secret.needles():
             assert needle not in text
@@ -283,7 +284,7 @@ def test_the_default_mode_scans_in_the_background(
     data = json.dumps({"session_id": FULL, "transcript_path": str(path)}).encode()
     assert status_line.status_segment(data, env, color=False) == ""
     assert started == [(path, FULL)]
-    final = status_line.run_background_scan(path, FULL, env, step_budget=0.001, linger=0)
+    final = status_scan.run_background_scan(path, FULL, env, step_budget=0.001, linger=0)
     assert final is not None and not final.behind
     assert status_line.status_segment(data, env, color=False).startswith("secrets: ")
     assert len(started) == 1  # up to date: no new scan
@@ -291,12 +292,12 @@ def test_the_default_mode_scans_in_the_background(
 
 def test_one_background_scan_per_transcript(env: dict[str, str], demo: Path) -> None:
     path = transcript_in(env, demo)
-    where = status_line.state_file(home(env), FULL, path)
-    fd = status_line._try_lock(status_line._lock_path(where))
+    where = status_scan.state_file(home(env), FULL, path)
+    fd = status_scan._try_lock(status_scan._lock_path(where))
     assert fd is not None
     try:
-        assert status_line.run_background_scan(path, FULL, env) is None
-        assert status_line.start_background_scan(path, FULL, env) is False
+        assert status_scan.run_background_scan(path, FULL, env) is None
+        assert status_scan.start_background_scan(path, FULL, env) is False
     finally:
         os.close(fd)
 
@@ -339,7 +340,7 @@ def test_compose() -> None:
 
 
 def test_prune_removes_old_state_files(tmp_path: Path) -> None:
-    folder = status_line.states_dir(tmp_path)
+    folder = status_scan.states_dir(tmp_path)
     folder.mkdir(parents=True)
     old, new = folder / "old.json", folder / "new.json"
     old.write_text("{}")
@@ -420,24 +421,24 @@ def test_the_background_scan_lingers_and_absorbs_appends(env: dict[str, str], de
 
     path = transcript_in(env, demo, lines=5)
     rest = (demo / "projects" / PROJECT / f"{FULL}.jsonl").read_bytes()[path.stat().st_size :]
-    where = status_line.state_file(home(env), FULL, path)
+    where = status_scan.state_file(home(env), FULL, path)
     result: list[ScanState | None] = []
     thread = threading.Thread(
-        target=lambda: result.append(status_line.run_background_scan(path, FULL, env, linger=1.5))
+        target=lambda: result.append(status_scan.run_background_scan(path, FULL, env, linger=1.5))
     )
     thread.start()
     try:
         # Append only once the first pass is done and saved: the run is then lingering.
         first = path.stat().st_size
         started = time.monotonic()
-        while (saved := status_line.load_state(where)) is None or saved.offset != first:
+        while (saved := status_scan.load_state(where)) is None or saved.offset != first:
             assert time.monotonic() - started < 20
             time.sleep(0.02)
         with path.open("ab") as handle:
             handle.write(rest)
         appended = time.monotonic()
-        while status_line.load_state(where) is None or (
-            status_line.load_state(where).offset != path.stat().st_size  # type: ignore[union-attr]
+        while status_scan.load_state(where) is None or (
+            status_scan.load_state(where).offset != path.stat().st_size  # type: ignore[union-attr]
         ):
             assert time.monotonic() - appended < 20
             time.sleep(0.02)
@@ -450,9 +451,9 @@ def test_the_background_scan_lingers_and_absorbs_appends(env: dict[str, str], de
 
 
 def test_linger_comes_from_the_environment() -> None:
-    assert status_line._linger({status_line.ENV_LINGER: "2.5"}) == 2.5
-    assert status_line._linger({status_line.ENV_LINGER: "x"}) == status_line.BACKGROUND_LINGER
-    assert status_line._linger({}) == status_line.BACKGROUND_LINGER
+    assert status_scan._linger({status_scan.ENV_LINGER: "2.5"}) == 2.5
+    assert status_scan._linger({status_scan.ENV_LINGER: "x"}) == status_scan.BACKGROUND_LINGER
+    assert status_scan._linger({}) == status_scan.BACKGROUND_LINGER
 
 
 # -- the fast path ----------------------------------------------------------------------------
@@ -496,15 +497,15 @@ def test_fastpath_answers_only_when_the_state_is_current(env: dict[str, str], de
     path = transcript_in(env, demo)
     data = json.dumps({"session_id": FULL, "transcript_path": str(path)}).encode()
     assert fastpath.fast_segment(data, env) is None  # no state yet
-    status_line.run_background_scan(path, FULL, env, linger=0)
+    status_scan.run_background_scan(path, FULL, env, linger=0)
     segment = fastpath.fast_segment(data, env)
     assert segment is not None and segment == status_line.status_segment(data, env)
     assert segment.startswith(status_state.RED + "secrets: ")
     with path.open("ab") as handle:
         handle.write(b'{"type":"user"}\n')
     assert fastpath.fast_segment(data, env) is None  # grew: the full path starts the scan
-    where = status_line.state_file(home(env), FULL, path)
-    fd = status_line._try_lock(status_line._lock_path(where))  # a lingering scan is at it
+    where = status_scan.state_file(home(env), FULL, path)
+    fd = status_scan._try_lock(status_scan._lock_path(where))  # a lingering scan is at it
     assert fd is not None
     try:
         assert status_state.scan_running(str(where))
@@ -518,7 +519,7 @@ def test_fastpath_answers_only_when_the_state_is_current(env: dict[str, str], de
 
 def test_a_current_status_line_call_imports_almost_nothing(env: dict[str, str], demo: Path) -> None:
     path = transcript_in(env, demo)
-    status_line.run_background_scan(path, FULL, env, linger=0)
+    status_scan.run_background_scan(path, FULL, env, linger=0)
     data = json.dumps({"session_id": FULL, "transcript_path": str(path)}).encode()
     code = (
         "import io, sys\n"
