@@ -10,7 +10,8 @@ computes fingerprints; the caller passes the keyed HMAC it already has.
 Redaction must be idempotent: a second run over a redacted file must find nothing. A detector
 that sees `API_KEY=[REDACTED:…]` would happily flag the placeholder as the key's value, so
 callers run `mask_placeholders` before any detector: each placeholder becomes the same number of
-spaces, so code-point spans found in the masked text are valid in the original text too.
+mask characters, so code-point spans found in the masked text are valid in the original text
+too, and a hit that reaches into one is dropped.
 """
 
 from __future__ import annotations
@@ -73,12 +74,20 @@ def placeholder_spans(text: str) -> list[tuple[int, int]]:
     return [match.span() for match in PLACEHOLDER_RE.finditer(text)]
 
 
+# What a placeholder is masked with: not whitespace, so that no rule reads past a placeholder
+# to the next word as if it were the value (`password [REDACTED…]\nmachine` took `machine`),
+# and no character a name, a quote or an operator is made of. The scanner drops any hit that
+# reaches into a masked span, so a rule that takes the mask for a value reports nothing.
+MASK_CHAR = "\x00"
+
+
 def _blank(match: re.Match[str]) -> str:
-    return " " * (match.end() - match.start())
+    return MASK_CHAR * (match.end() - match.start())
 
 
 def mask_placeholders(text: str) -> str:
-    """`text` with every placeholder replaced by as many spaces, so spans keep their meaning."""
+    """`text` with every placeholder replaced by as many `MASK_CHAR`s, so spans keep their
+    meaning."""
     if PLACEHOLDER_PREFIX not in text:
         return text
     return PLACEHOLDER_RE.sub(_blank, text)

@@ -26,6 +26,7 @@ from scrubber.detection.placeholder import (
     PLACEHOLDER_RE,
     make_placeholder,
     mask_placeholders,
+    placeholder_spans,
 )
 from scrubber.detection.prefilter import gate_matcher
 from scrubber.detection.rules.base import PatternRule
@@ -348,7 +349,9 @@ class SecretScanner:
         if len(text) < _MIN_SECRET_LEN:
             return ()
         redacted_before = PLACEHOLDER_PREFIX in text
+        masked: list[tuple[int, int]] = []
         if redacted_before:
+            masked = placeholder_spans(text)
             text = mask_placeholders(text)
         memo_key = (text, context.source, context.file_name)
         remembered = memo.get(memo_key) if memo is not None else None
@@ -365,6 +368,11 @@ class SecretScanner:
             whole = _whole_value_hit(text, context.key)
             if whole is not None:
                 hits.append(whole)
+        if masked:
+            # A placeholder stands for a value already taken: no hit may reach into one (the
+            # rule that read `password <placeholder>` as a label then took the next word, or
+            # the placeholder itself, made every later run change the file again).
+            hits = [h for h in hits if not any(s < h.end and h.start < e for s, e in masked)]
         if not hits:
             return ()
         return self._finish(text, hits)

@@ -20,6 +20,7 @@ from typing import Any
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from scrubber.detection.placeholder import MASK_CHAR
 from scrubber.redaction.placeholder import (
     PLACEHOLDER_PREFIX,
     make_placeholder,
@@ -288,7 +289,7 @@ def test_placeholders_round_trip_and_are_found_where_they_are(
 
 
 @given(text=texts, kind=kinds, fingerprint=fingerprints, data=st.data())
-def test_a_placeholder_written_by_a_rewrite_masks_to_spaces_at_its_span_only(
+def test_a_placeholder_written_by_a_rewrite_is_masked_at_its_span_only(
     text: str, kind: str, fingerprint: str, data: st.DataObject
 ) -> None:
     assume(PLACEHOLDER_PREFIX not in text)
@@ -303,7 +304,7 @@ def test_a_placeholder_written_by_a_rewrite_masks_to_spaces_at_its_span_only(
     masked = mask_placeholders(out)
     at = len(utf16_normal(text[:start]))
     assert len(masked) == len(out)
-    assert masked[at : at + len(placeholder)] == " " * len(placeholder)
+    assert masked[at : at + len(placeholder)] == MASK_CHAR * len(placeholder)
     assert masked[:at] == out[:at]
     assert masked[at + len(placeholder) :] == out[at + len(placeholder) :]
     assert placeholder_spans(out) == [(at, at + len(placeholder))]

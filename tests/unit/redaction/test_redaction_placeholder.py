@@ -6,6 +6,7 @@ import secrets
 
 import pytest
 
+from scrubber.detection.placeholder import MASK_CHAR
 from scrubber.redaction.placeholder import (
     PLACEHOLDER_PREFIX,
     PLACEHOLDER_RE,
@@ -101,12 +102,12 @@ def test_no_spans_in_text_without_placeholders() -> None:
     assert placeholder_spans("[REDACTED] and [REDACTED:x] are not ours") == []
 
 
-def test_masking_blanks_each_placeholder_with_as_many_spaces() -> None:
+def test_masking_blanks_each_placeholder_with_as_many_mask_characters() -> None:
     placeholder = make_placeholder("dotenv-value", FINGERPRINT)
     text = f"API_KEY={placeholder}\nOTHER=visible"
     masked = mask_placeholders(text)
     assert len(masked) == len(text)
-    assert masked == "API_KEY=" + " " * len(placeholder) + "\nOTHER=visible"
+    assert masked == "API_KEY=" + MASK_CHAR * len(placeholder) + "\nOTHER=visible"
     assert PLACEHOLDER_PREFIX not in masked
 
 
@@ -115,7 +116,7 @@ def test_masking_adjacent_placeholders_and_astral_neighbours() -> None:
     b = make_placeholder("b-c", "f" * 8)
     text = f"😀{a}{b}😀"
     masked = mask_placeholders(text)
-    assert masked == "😀" + " " * (len(a) + len(b)) + "😀"
+    assert masked == "😀" + MASK_CHAR * (len(a) + len(b)) + "😀"
 
 
 def test_masking_leaves_other_text_alone() -> None:
