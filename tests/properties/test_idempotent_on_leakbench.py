@@ -48,8 +48,8 @@ def test_a_redacted_example_holds_nothing_more(context: ScanContext) -> None:
 
 
 def test_netrc_after_a_placeholder_takes_no_next_word() -> None:
-    # The netrc rule read `password [REDACTED…]` then `machine` as the next password: every
-    # further pass ate one more word, and `verify` after `redact` failed.
+    # The netrc rule read the word after a placeholder (the next line's `machine`) as the
+    # next password: every further pass ate one more word, and `verify` after `redact` failed.
     value = "".join(chr(ord("a") + (i * 7) % 26) + str(i % 10) for i in range(6))
     text = f"machine a.example\nlogin bob\npassword {value}\nmachine b.example\nlogin al\n"
     once = SCANNER.redact_text(text)
