@@ -114,6 +114,7 @@ _NOT_SECRET_LAST_WORDS = frozenset(
         "rounds", "salt", "iterations", "selector", "file_path", "filepath",
         "mount", "volume", "annotation", "sha", "checksum", "public",
         "pub", "cert", "certificate", "labels", "level", "command", "cmd", "script",
+        "complexity", "requirements", "history", "reuse", "attempts", "lockout",
     }
 )  # fmt: skip
 # First words that make a `…token` name something other than a credential: pagination and
@@ -395,6 +396,8 @@ _STRONG_STEMS = ("secret", "password", "passwd")
 def classify_name(name: str) -> Strength | None:
     """How strongly a name says that its value is a secret; None when it does not."""
     words = name_words(name)
+    if words[-1:] == ["nopasswd"]:
+        return None  # a sudoers tag (`NOPASSWD: ALL`), not a password's name
     while len(words) > 1 and words[-1].isdigit():
         words = words[:-1]  # `salesforce_key1`, `sumoKey2`: numbered copies of one name
     if not words or words[-1] in _NOT_SECRET_LAST_WORDS:

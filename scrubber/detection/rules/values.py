@@ -47,6 +47,7 @@ _LITERALS = frozenset(
         "your_password", "your-password", "your-token", "your_api_key", "api_key", "apikey",
         "env", "prompt", "ask", "input", "auto", "generated", "random", "todo", "tbd", "fixme",
         "n/a", "na", "notset", "not_set", "unset", "bearer", "basic", "pass", "user", "username",
+        "changeme", "change_me", "change-me", "changethis", "all", "none_set",
     }
 )  # fmt: skip
 _NUMBER = re.compile(r"^[+-]?(?:\d[\d_,]*)?(?:\.\d+)?(?:[eE][+-]?\d+)?[kKmMgG%]?$")
@@ -112,13 +113,20 @@ _RESOURCE = re.compile(
 _UUID = re.compile(r"^[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}$")
 
 
+# Markdown emphasis or code around a short word or number: `**0**`, `__on__`, `` `14` ``.
+_MARKDOWN_EMPHASIS = re.compile(r"^(\*{1,2}|_{1,2}|`)[\w.-]{0,24}\1$")
+
+
 def is_placeholder(value: str) -> bool:
     """A reference to a value kept elsewhere, or an obvious filler (`${DB_PASS}`, `***`), or a
-    value someone already cut short or blanked (`ops_eyJz...`, `…[Redacted]`)."""
+    value someone already cut short or blanked (`ops_eyJz...`, `sk-ant-api03-xxx...xxx`,
+    `…[Redacted]`), or Markdown emphasis around a setting's value (`**0**`)."""
     stripped = value.strip()
     if not stripped:
         return True
-    if stripped.endswith(("...", "…")) or "redacted" in stripped.lower():
+    if "..." in stripped or "…" in stripped or "redacted" in stripped.lower():
+        return True  # elided, wherever the dots stand
+    if _MARKDOWN_EMPHASIS.match(stripped):
         return True
     return bool(_PLACEHOLDER.match(stripped) or _FILLER.match(stripped))
 

@@ -80,6 +80,14 @@ NOT_SECRETS = {
     "kubeconfig ca": f"- cluster:\n    certificate-authority-data: {CA_DATA}\n    server: https://10.0.0.1:6443",
     "timestamps": "2026-01-14T10:06:31Z 10:06:31 00:1a:2b:3c:4d:5e",
     "unix account file": "root:x:0:0:root:/root:/bin/bash\ndaemon:x:1:1:daemon:/usr/sbin:/usr/sbin/nologin",
+    # Real transcripts (issue 12): a scanner's coloured report, Markdown after a label, sudoers,
+    # a path after a label, elided and documentation placeholders.
+    "ansi colours": "\x1b[1;3;mtoken: \x1b[0m found 2 secret(s) \x1b[1;31msecret\x1b[0m: \x1b[33mHIGH\x1b[0m",
+    "markdown after a label": "| Setting | Value |\n| PasswordComplexity: **0** | MinimumPasswordLength: **14** |",
+    "sudoers": "deploy ALL=(ALL) NOPASSWD: ALL\n%admin ALL=(ALL:ALL) NOPASSWD:ALL",
+    "path after a label": "password_file: /etc/app/secrets/db.txt\nprivate_key_path: ./keys/id_rsa",
+    "elided keys": "ANTHROPIC_API_KEY=sk-ant-api03-xxx...xxx\nOPENAI_API_KEY=sk-proj-abc…xyz\nAPI_KEY=<your-key>",
+    "changeme": "password: changeme\nDB_PASSWORD=changeme\nADMIN_PASSWORD=change_me",
 }  # fmt: skip
 
 
