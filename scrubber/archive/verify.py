@@ -105,6 +105,17 @@ def is_encrypted(handle: BinaryIO) -> bool:
     raise ArchiveError("not an archive: neither an age file nor a gzip stream")
 
 
+def _check_sidecar_agrees(path: Path, entry: ArchiveEntry, sidecar: Sidecar) -> None:
+    """The sidecar describes this file, as the file's name says it is (encrypted or not)."""
+    if sidecar.archive != path.name:
+        raise ArchiveIntegrityError(f"{path}: the sidecar describes another file")
+    if sidecar.encrypted != entry.encrypted:
+        raise ArchiveIntegrityError(f"{path}: the sidecar disagrees on encryption")
+    expected_types = tuple("scrypt" if r == "passphrase" else "X25519" for r in sidecar.recipients)
+    if entry.encrypted and expected_types != sidecar.stanza_types:
+        raise ArchiveIntegrityError(f"{path}: the sidecar's recipients and stanzas disagree")
+
+
 def verify_archive(
     path: Path, identities: Sequence[Identity] = (), *, progress: Progress | None = None
 ) -> VerifyReport:
@@ -130,15 +141,7 @@ def verify_archive(
         sidecar = None
     entry = replace(entry, sidecar=sidecar)
     if sidecar is not None:
-        if sidecar.archive != path.name:
-            raise ArchiveIntegrityError(f"{path}: the sidecar describes another file")
-        if sidecar.encrypted != entry.encrypted:
-            raise ArchiveIntegrityError(f"{path}: the sidecar disagrees on encryption")
-        expected_types = tuple(
-            "scrypt" if r == "passphrase" else "X25519" for r in sidecar.recipients
-        )
-        if entry.encrypted and expected_types != sidecar.stanza_types:
-            raise ArchiveIntegrityError(f"{path}: the sidecar's recipients and stanzas disagree")
+        _check_sidecar_agrees(path, entry, sidecar)
 
     manifest: Manifest | None = None
     stanza_types: tuple[str, ...] = ()
