@@ -1,0 +1,200 @@
+"""`scrub archives list` and `scrub archives verify`: what is archived (from the sidecars) and
+whether it is intact (keyless, or a full decryption with -i)."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from scrubber.archive.layout import ArchiveEntry, list_archives
+from scrubber.archive.verify import verify_archive
+from scrubber.cli.archive_common import (
+    OutputFormat,
+    archives_root,
+    exit_for,
+    human_bytes,
+    read_identities,
+)
+from scrubber.cli.common import PolicyOption
+from scrubber.errors import ScrubberError
+
+
+def _entry_json(entry: ArchiveEntry) -> dict[str, Any]:
+    sidecar = entry.sidecar
+    last = entry.last_timestamp
+    item: dict[str, Any] = {
+        "path": str(entry.path),
+        "project": entry.project,
+        "session_id": entry.session_id,
+        "version": entry.version,
+        "last_timestamp": last.isoformat() if last else None,
+        "encrypted": entry.encrypted,
+    }
+    if sidecar is not None:
+        item.update(
+            {
+                "redacted": sidecar.redacted,
+                "size": sidecar.size,
+                "created": sidecar.created.isoformat(),
+                "ciphertext_sha256": sidecar.ciphertext_sha256,
+                "content_sha256": sidecar.content_sha256,
+                "recipients": list(sidecar.recipients),
+                "manifest": dict(sidecar.manifest),
+            }
+        )
+    if entry.problem:
+        item["problem"] = entry.problem
+    return item
+
+
+def _entry_line(entry: ArchiveEntry) -> str:
+    last = entry.last_timestamp
+    when = last.astimezone(UTC).strftime("%Y-%m-%d %H:%M") if last else "?"
+    sidecar = entry.sidecar
+    kind = "encrypted" if entry.encrypted else "clear"
+    if sidecar is not None and sidecar.redacted:
+        kind += ",redacted"
+    size = human_bytes(sidecar.size) if sidecar is not None else "?"
+    title = ""
+    if sidecar is not None and isinstance(sidecar.manifest.get("title"), str):
+        title = "  " + str(sidecar.manifest["title"])[:60]
+    problem = f"  ({entry.problem})" if entry.problem else ""
+    return (
+        f"{when}  {size:>9}  {kind:<18} {entry.project}/{entry.session_id}{title}{problem}\n"
+        f"    {entry.path}"
+    )
+
+
+def register(app: typer.Typer) -> None:
+    archives = typer.Typer(
+        name="archives",
+        help="List and verify archives.",
+        no_args_is_help=True,
+        rich_markup_mode=None,
+    )
+    app.add_typer(archives, name="archives")
+    _register_list(archives)
+    _register_verify(archives)
+
+
+def _register_list(archives: typer.Typer) -> None:
+    @archives.command("list")
+    def list_command(
+        directory: Annotated[
+            Path | None,
+            typer.Option(
+                "--dir",
+                help="Archive folder (default: archive.destination, else $SCRUB_HOME/archives).",
+            ),
+        ] = None,
+        session: Annotated[
+            str | None, typer.Option("--session", help="Only this session id (or id prefix).")
+        ] = None,
+        policy_path: PolicyOption = None,
+        output_format: Annotated[
+            OutputFormat, typer.Option("--format", help="text or json.")
+        ] = OutputFormat.text,
+    ) -> None:
+        """List archives from their sidecars, without decrypting anything.
+
+        Shows what the policy let into the sidecars in clear (by default session id, dates
+        and sizes; archive.clear_manifest_fields adds title, tags, cwd, project).
+        """
+        root = archives_root(directory, policy_path)
+        entries = list_archives(root)
+        if session:
+            entries = [e for e in entries if e.session_id.startswith(session)]
+        if output_format is OutputFormat.json:
+            payload = {
+                "schema": "scrubber.archives/1",
+                "root": str(root),
+                "archives": [_entry_json(e) for e in entries],
+            }
+            typer.echo(json.dumps(payload, indent=2, ensure_ascii=False))
+            return
+        if not entries:
+            typer.echo(f"no archives in {root}")
+            return
+        for entry in entries:
+            typer.echo(_entry_line(entry))
+        typer.echo(f"{len(entries)} archive(s) in {root}")
+
+
+def _register_verify(archives: typer.Typer) -> None:
+    @archives.command("verify")
+    def verify_command(
+        paths_: Annotated[
+            list[Path] | None,
+            typer.Argument(
+                metavar="[ARCHIVE]...",
+                help="Archive files (default: every archive in the archive folder).",
+                show_default=False,
+            ),
+        ] = None,
+        identity: Annotated[
+            list[Path] | None,
+            typer.Option("--identity", "-i", help="Identity file: decrypt and check every file."),
+        ] = None,
+        passphrase_file: Annotated[
+            Path | None,
+            typer.Option("--passphrase-file", help="Passphrase file: decrypt and check."),
+        ] = None,
+        directory: Annotated[
+            Path | None, typer.Option("--dir", help="Archive folder (default: the policy's).")
+        ] = None,
+        policy_path: PolicyOption = None,
+        output_format: Annotated[
+            OutputFormat, typer.Option("--format", help="text or json.")
+        ] = OutputFormat.text,
+    ) -> None:
+        """Check archives. Without a key: the age header, the recipients and the SHA-256
+        recorded at write time (this catches corruption, not tampering). With -i: a full
+        decrypt, every file checked against its manifest hash.
+
+        Exit 0 when all pass, 3 when one is damaged, 2 for a wrong key or a newer format.
+        """
+        identities = read_identities(identity, passphrase_file, False, required=False)
+        targets: list[Path] = []
+        if paths_:
+            for path in paths_:
+                if path.is_dir():
+                    targets.extend(e.path for e in list_archives(path))
+                else:
+                    targets.append(path)
+        else:
+            root = archives_root(directory, policy_path)
+            targets = [e.path for e in list_archives(root)]
+            if not targets:
+                typer.echo(f"no archives in {root}")
+                return
+        errors: list[ScrubberError] = []
+        results: list[dict[str, Any]] = []
+        for path in targets:
+            try:
+                report = verify_archive(path, identities)
+            except ScrubberError as error:
+                errors.append(error)
+                results.append({"path": str(path), "ok": False, "error": error.message})
+                if output_format is OutputFormat.text:
+                    typer.echo(f"FAILED  {path}: {error.message}")
+                continue
+            level = "full" if report.full else "keyless"
+            results.append({"path": str(path), "ok": True, "level": level})
+            if output_format is OutputFormat.text:
+                what = (
+                    "decrypted, every file matches the manifest"
+                    if report.full
+                    else "header, recipients and SHA-256 match the sidecar"
+                )
+                typer.echo(f"ok      {path}  ({level}: {what})")
+        if output_format is OutputFormat.json:
+            typer.echo(
+                json.dumps({"schema": "scrubber.archives-verify/1", "results": results}, indent=2)
+            )
+        elif len(targets) > 1:
+            typer.echo(f"{len(targets) - len(errors)} of {len(targets)} archive(s) verified")
+        exit_for(errors)
