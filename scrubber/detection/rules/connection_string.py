@@ -37,9 +37,10 @@ _SCHEME_BEFORE = re.compile(
 )
 _SCHEME_LOOKBACK = 40
 # After `://`: the user, a colon, the password up to the last `@` that is followed by a host and
-# the end of the authority.
+# the end of the authority (greedy: a raw `@` or `#` inside the password, as in a generated
+# `.git-credentials` line, is part of it).
 _USERINFO = re.compile(
-    r"://[^\s:@/?#\"'<>`\\]{0,256}:(?P<secret>[^\s/?\"'<>`\\]{1,256}?)@"
+    r"://[^\s:@/?#\"'<>`\\]{0,256}:(?P<secret>[^\s/?\"'<>`\\]{1,256})@"
     r"(?=[A-Za-z0-9_.\[\]-]{1,253}(?:[:/?#;,)}\]\s\"'`<>\\]|$))"
 )
 

@@ -10,6 +10,8 @@ from scrubber.detection.rules.connection_string import CONNECTION_STRING_PASSWOR
 PW = fake(B62 + "!#%^*-_", 20, "pw")
 AT_PW = "f@" + fake(B62, 10, "at") + "*x"
 
+AT_HASH = fake(B62, 6, "at") + "@T#" + fake(B62, 16, "hash")
+
 CASES: list[Case] = [
     *[
         pos(CONNECTION_STRING_PASSWORD, f"DATABASE_URL={scheme}://app:{PW}@db.internal:5432/prod", PW, note=scheme)
@@ -33,6 +35,8 @@ CASES: list[Case] = [
         f"{fake(B62, 43, 'sig')}%3D", note="SAS"),
     neg(URL_QUERY_SECRET, "https://api.example.com/items?page_token=abc123def456&limit=10"),
     neg(URL_QUERY_SECRET, "https://example.com/?token=${TOKEN}"),
+    pos(CONNECTION_STRING_PASSWORD, "https://wendy:" + AT_HASH + "@github.com", AT_HASH,
+        note="raw @ and # inside the password"),
 ]  # fmt: skip
 
 
