@@ -172,7 +172,12 @@ def _trimmed(text: str, start: int, end: int, quoted: bool) -> tuple[int, int]:
 _TEXT_QUOTE = r"""\\{0,3}["'`]"""
 _RAW_TAB = r"(?:\t|\\t)"
 _RAW_NL = r"(?:\\r)?\\n"
-_STEM = r"(?:pass|pwd|secret|token|key|cred)[a-z0-9_]{0,24}"
+# The end of a noun (`_NOUN`: every one ends with one of these words, then maybe digits), which
+# the separator follows at once. Gates start with it rather than with a stem and any tail
+# (`pass[a-z0-9_]{0,24}`): hyperscan starts its automaton at each occurrence of a gate's leading
+# literals, and `pass`, `token`, `auth` stand in every line of code about credentials
+# (`password_hash`, `auth_header`); a noun's end before a separator is fourteen times rarer.
+_NOUN_END = r"(?:keys?|tokens?|secrets?|passwords?|passwd|passphrase|pwd|credentials?)[0-9]*"
 _DIGIT_SOON = r"[a-z0-9+/=_.~-]{0,7}[0-9]"
 _DIGIT_IN_16 = r"[a-z0-9+/=_.~-]{0,15}[0-9]"
 _TOKEN_START = r"[a-z0-9+/=_.~!@#$%^&*-]{8}"  # noqa: S105 - a regex, not a password
@@ -190,23 +195,23 @@ def _loose_gates() -> tuple[Gate, ...]:
     return (
         # An explicit loose separator, then a quote or the value's first characters.
         Gate(
-            rf"{_STEM}{spaced}(?:{_TEXT_QUOTE}|[a-z0-9+/=_.~-]{{8}})",
-            rf"{_STEM}{spaced_raw}(?:{QUOTE_RAW}|[a-z0-9+/=_.~-]{{8}})",
+            rf"{_NOUN_END}{spaced}(?:{_TEXT_QUOTE}|[a-z0-9+/=_.~-]{{8}})",
+            rf"{_NOUN_END}{spaced_raw}(?:{QUOTE_RAW}|[a-z0-9+/=_.~-]{{8}})",
         ),
         Gate(
-            rf"{_STEM}{prose}(?:{_TEXT_QUOTE}|{_DIGIT_IN_16})",
-            rf"{_STEM}{prose}(?:{QUOTE_RAW}|{_DIGIT_IN_16})",
+            rf"{_NOUN_END}{prose}(?:{_TEXT_QUOTE}|{_DIGIT_IN_16})",
+            rf"{_NOUN_END}{prose}(?:{QUOTE_RAW}|{_DIGIT_IN_16})",
         ),
         # A table row: the label's cell, a description cell, the value's cell.
         Gate(
-            rf"{_STEM}[ \t]{{0,8}}\|[^|\n]{{1,80}}\|[ \t]{{0,8}}[a-z0-9+/=_.~-]{{8}}",
-            rf"{_STEM}(?:[ ]|{_RAW_TAB}){{0,8}}\|[^|]{{1,160}}\|(?:[ ]|{_RAW_TAB}){{0,8}}"
+            rf"{_NOUN_END}[ \t]{{0,8}}\|[^|\n]{{1,80}}\|[ \t]{{0,8}}[a-z0-9+/=_.~-]{{8}}",
+            rf"{_NOUN_END}(?:[ ]|{_RAW_TAB}){{0,8}}\|[^|]{{1,160}}\|(?:[ ]|{_RAW_TAB}){{0,8}}"
             r"[a-z0-9+/=_.~-]{8}",
         ),
         # A tab, or plain spaces before a quote or a value with a digit early on.
         Gate(
-            rf"{_STEM}(?:\t{{1,8}}|[ ]{{1,8}})(?:{_TEXT_QUOTE}|{_DIGIT_SOON})",
-            rf"{_STEM}(?:{_RAW_TAB}{{1,8}}|[ ]{{1,8}})(?:{QUOTE_RAW}|{_DIGIT_SOON})",
+            rf"{_NOUN_END}(?:\t{{1,8}}|[ ]{{1,8}})(?:{_TEXT_QUOTE}|{_DIGIT_SOON})",
+            rf"{_NOUN_END}(?:{_RAW_TAB}{{1,8}}|[ ]{{1,8}})(?:{QUOTE_RAW}|{_DIGIT_SOON})",
         ),
     )
 
@@ -232,9 +237,10 @@ def _label_before(text: str, noun_start: int, noun_end: int, words: int, identif
     return text[start:noun_end]
 
 
-# How far before the end of one of these rules' gate matches the noun may start: a stem and
-# its tail (28), a separator, a phrase or a table's description cell (at most 100), a name's
-# rest and a `value:` (the name-value form, at most 130) and the value's first characters (8).
+# How far before the end of one of these rules' gate matches the noun may start: the noun's
+# end and its digits (28), a separator, a phrase or a table's description cell (at most 100), a
+# name's rest and a `value:` (the name-value form, at most 130) and the value's first characters
+# (8).
 _NOUN_REACH = 200
 
 
@@ -391,8 +397,8 @@ NEXT_LINE_LITERAL = _LabelledRule(
     identifier=True,
     gates=(
         Gate(
-            rf"{_STEM}[\"']?[ \t]{{0,8}}(?::?=|:|\{{|\()?[ \t]{{0,8}}\r?\n[ \t]{{0,40}}(?:=[ \t]{{0,8}})?{_TEXT_QUOTE}",
-            rf"{_STEM}{QUOTE_RAW}?[ ]{{0,8}}(?::?=|:|\{{|\()?[ ]{{0,8}}{_RAW_NL}(?:[ ]|{_RAW_TAB}){{0,40}}"
+            rf"{_NOUN_END}[\"']?[ \t]{{0,8}}(?::?=|:|\{{|\()?[ \t]{{0,8}}\r?\n[ \t]{{0,40}}(?:=[ \t]{{0,8}})?{_TEXT_QUOTE}",
+            rf"{_NOUN_END}{QUOTE_RAW}?[ ]{{0,8}}(?::?=|:|\{{|\()?[ ]{{0,8}}{_RAW_NL}(?:[ ]|{_RAW_TAB}){{0,40}}"
             rf"(?:=[ ]{{0,8}})?{QUOTE_RAW}",
         ),
     ),
@@ -406,11 +412,10 @@ PAIR_LITERAL = _LabelledRule(
     anchors=("pass", "pwd", "secret", "token", "key", "cred", "authorization"),
     gates=(
         Gate(
-            r"(?:pass|pwd|secret|token|key|cred|authorization)[a-z0-9_-]{0,24}"
-            + _TEXT_QUOTE
-            + r"\]?[ \t]{0,4},[ \t]{0,4}"
-            + _TEXT_QUOTE,
-            r"(?:pass|pwd|secret|token|key|cred|authorization)[a-z0-9_-]{0,24}"
+            r"(?:keys?|tokens?|secrets?|passwords?|passwd|passphrase|pwd|credentials?|"
+            r"authorization)[0-9]*" + _TEXT_QUOTE + r"\]?[ \t]{0,4},[ \t]{0,4}" + _TEXT_QUOTE,
+            r"(?:keys?|tokens?|secrets?|passwords?|passwd|passphrase|pwd|credentials?|"
+            r"authorization)[0-9]*"
             + QUOTE_RAW
             + r"\]?(?:[ ]|\\t){0,4},(?:[ ]|\\t){0,4}"
             + QUOTE_RAW,

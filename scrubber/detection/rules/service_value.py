@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from scrubber.detection.detector import ScanContext
 from scrubber.detection.finding import Hit
-from scrubber.detection.gates import QUOTE_RAW, Gate
+from scrubber.detection.gates import Gate
 from scrubber.detection.rules.base import shannon_entropy
 from scrubber.detection.rules.values import (
     is_filler,
@@ -109,12 +109,15 @@ class ServiceValueRule:
             r"[a-z][a-z0-9]{2,23}:[ \t]+[^ \t/]{8}[^/\n]{0,120}/[ \t]*[^\n@]{0,40}@",
             r"[a-z][a-z0-9]{2,23}:[ ]+[^ /]{8}[^/]{0,240}/[ ]*[^@]{0,80}@",
         ),
+        # Case as the rule reads it (a lower-case name), the quotes it takes (not a backtick),
+        # and the name's length unbounded: each of these makes the automaton hyperscan runs
+        # at every `"` and `\\n` of a raw line cheaper (it cost most of the scan's time).
         Gate(
-            r"(?:^|\n|\xe2\x86\x92|:[0-9]{1,6}:)[ \t]*[a-z][a-z0-9]{2,23}[ \t,]+"
-            r"""\\{0,3}['"][a-z0-9+/=_.~-]{12}""",
-            r"(?:\\n|\\t|\\u2192|\xe2\x86\x92|:[0-9]{1,6}:|\")[ ]*[a-z][a-z0-9]{2,23}[ ,]+"
-            + QUOTE_RAW
-            + r"[a-z0-9+/=_.~-]{12}",
+            r"(?:^|\n|\xe2\x86\x92|:[0-9]{1,6}:)[ \t]*[a-z][a-z0-9]*[ \t,]+"
+            r"""\\{0,3}['"][A-Za-z0-9+/=_.~-]{12}""",
+            r"(?:\\n|\\t|\\u2192|\xe2\x86\x92|:[0-9]{1,6}:|\")[ ]*[a-z][a-z0-9]*[ ,]+"
+            r"""(?:\\{1,7}"|\\{0,7}')[A-Za-z0-9+/=_.~-]{12}""",
+            caseless=False,
         ),
     )
 
