@@ -191,16 +191,12 @@ def _loose_gates() -> tuple[Gate, ...]:
     )
     # Prose (`the key is V`): "is required", "is missing" follow names all day; a credential
     # after "is" has a digit early or is quoted.
-    prose = r"[ ]{1,8}(?:is|was)[ ]{1,8}(?:set[ ]{1,8}to[ ]{1,8})?"
+    prose = r"(?:is|was)[ ]{1,8}(?:set[ ]{1,8}to[ ]{1,8})?"  # after the noun's spaces
     return (
         # An explicit loose separator, then a quote or the value's first characters.
         Gate(
             rf"{_NOUN_END}{spaced}(?:{_TEXT_QUOTE}|[a-z0-9+/=_.~-]{{8}})",
             rf"{_NOUN_END}{spaced_raw}(?:{QUOTE_RAW}|[a-z0-9+/=_.~-]{{8}})",
-        ),
-        Gate(
-            rf"{_NOUN_END}{prose}(?:{_TEXT_QUOTE}|{_DIGIT_IN_16})",
-            rf"{_NOUN_END}{prose}(?:{QUOTE_RAW}|{_DIGIT_IN_16})",
         ),
         # A table row: the label's cell, a description cell, the value's cell.
         Gate(
@@ -208,10 +204,14 @@ def _loose_gates() -> tuple[Gate, ...]:
             rf"{_NOUN_END}(?:[ ]|{_RAW_TAB}){{0,8}}\|[^|]{{1,160}}\|(?:[ ]|{_RAW_TAB}){{0,8}}"
             r"[a-z0-9+/=_.~-]{8}",
         ),
-        # A tab, or plain spaces before a quote or a value with a digit early on.
+        # A tab, or plain spaces before a quote or a value with a digit early on; or prose
+        # (`the key is V`, see above). One gate for both: they share the noun and the spaces,
+        # and as two gates hyperscan ran two automata where the noun occurs.
         Gate(
-            rf"{_NOUN_END}(?:\t{{1,8}}|[ ]{{1,8}})(?:{_TEXT_QUOTE}|{_DIGIT_SOON})",
-            rf"{_NOUN_END}(?:{_RAW_TAB}{{1,8}}|[ ]{{1,8}})(?:{QUOTE_RAW}|{_DIGIT_SOON})",
+            rf"{_NOUN_END}(?:\t{{1,8}}(?:{_TEXT_QUOTE}|{_DIGIT_SOON})|[ ]{{1,8}}"
+            rf"(?:{prose}(?:{_TEXT_QUOTE}|{_DIGIT_IN_16})|{_TEXT_QUOTE}|{_DIGIT_SOON}))",
+            rf"{_NOUN_END}(?:{_RAW_TAB}{{1,8}}(?:{QUOTE_RAW}|{_DIGIT_SOON})|[ ]{{1,8}}"
+            rf"(?:{prose}(?:{QUOTE_RAW}|{_DIGIT_IN_16})|{QUOTE_RAW}|{_DIGIT_SOON}))",
         ),
     )
 
