@@ -94,6 +94,8 @@ _MAX_LABEL = 80
 _LEADING_WORDS = frozenset({"the", "a", "an", "my", "your", "our", "their", "this", "that", "its"})
 _WORD_CHARS = re.compile(r"[A-Za-z]+")
 _NAME_PARTS = re.compile(r"[-_.:/]+")
+# A name set to a word or a number (base64 pads with `=` only at its end).
+_SETTING = re.compile(r"[A-Za-z_][\w.-]*=[A-Za-z0-9_.-]+")
 _PROSE_VERB = re.compile(r"[ \t](?:is|was)[ \t]", re.IGNORECASE)
 
 
@@ -128,6 +130,8 @@ def _generated(value: str, strength: Strength, *, quoted: bool) -> bool:
         return False
     if looks_like_code(value) or is_pure_identifier(value) or value[0] in "([{<":
         return False
+    if _SETTING.fullmatch(value):
+        return False  # `MultipleActiveResultSets=true`: a setting, not a credential
     if not quoted and value[-1] in ".,;:!?":
         value = value[:-1]
     minimum = 16 if strength is Strength.KEY else 8

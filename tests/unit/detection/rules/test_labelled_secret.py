@@ -113,6 +113,7 @@ PAIR_LITERAL_CASES: list[Case] = [
     neg(PAIR_LITERAL, "fields = ('password', 'password_confirmation')"),
     neg(PAIR_LITERAL, 'headers.set("Authorization", "Bearer " + token)'),
     neg(PAIR_LITERAL, 'getattr(settings, "SECRET_KEY", "")'),
+    neg(PAIR_LITERAL, "(`X-Vault-Token`, `MultipleActiveResultSets=true`)", note="a setting"),
 ]  # fmt: skip
 
 
