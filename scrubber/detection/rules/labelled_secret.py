@@ -94,8 +94,9 @@ _MAX_LABEL = 80
 _LEADING_WORDS = frozenset({"the", "a", "an", "my", "your", "our", "their", "this", "that", "its"})
 _WORD_CHARS = re.compile(r"[A-Za-z]+")
 _NAME_PARTS = re.compile(r"[-_.:/]+")
-# A name set to a word or a number (base64 pads with `=` only at its end).
-_SETTING = re.compile(r"[A-Za-z_][\w.-]*=[A-Za-z0-9_.-]+")
+# A name of letters set to a word or a number (a generated token mixes digits into its runs,
+# and base64 pads with `=` only at its end).
+_SETTING = re.compile(r"[A-Za-z_.-]+=(?:[A-Za-z]+|[0-9]+)")
 _PROSE_VERB = re.compile(r"[ \t](?:is|was)[ \t]", re.IGNORECASE)
 
 
