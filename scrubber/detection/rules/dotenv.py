@@ -45,6 +45,7 @@ from scrubber.detection.rules.values import (
     looks_like_template_or_regex,
     looks_token_like,
     name_words,
+    quoted_credential_span,
 )
 
 KIND = "dotenv-value"
@@ -359,14 +360,11 @@ _COMPOSED = re.compile(r"[A-Za-z][-_.][A-Za-z]")
 # written (at least 3 groups of 3 to 8).
 _LICENSE_SHAPE = re.compile(r"^[A-Z0-9]{3,8}(?:-[A-Z0-9]{3,8}){2,}$")
 _JOINED_WORDS = re.compile(r"^[a-z][a-z0-9]*(?:[-_](?:[a-z][a-z0-9]*|[0-9]+))+$")
-# A part of a joined value that is generated, not a word: 8+ characters mixing letters and
-# digits (`sk_e51a4bf7…`, `bkua_hqlh73m5…`, `sccqe60k-nsak-…`). Names of things are words.
 # A comma that starts another argument or list item: `,name=`, `,word,` of only letters.
 _LISTED = re.compile(r",[A-Za-z_][\w.]*=|^[A-Za-z_]\w*(?:,[A-Za-z_]\w*)+$")
+# A part of a joined value that is generated, not a word: 8+ characters mixing letters and
+# digits (`sk_e51a4bf7…`, `bkua_hqlh73m5…`, `sccqe60k-nsak-…`). Names of things are words.
 _GENERATED_PART = re.compile(r"(?=[a-z0-9]*[0-9])(?=[a-z0-9]*[a-z])[a-z0-9]{8,}")
-# An authentication scheme written into a value (`"Bearer <token>"`, `Basic <base64>`): the
-# credential is what follows it (RFC 9110 §11.1 auth-scheme; GitHub's `token <pat>`).
-_AUTH_SCHEME = re.compile(r"(?:Bearer|Basic|Token|token|Bot|Digest|SSWS|ApiKey|Key)[ ]+(?=[^ ]+$)")
 # YAML tags that make a value something else (`!Ref`, `!vault |`, `!!binary`); a password
 # that merely starts with `!` is kept.
 _YAML_TAG = re.compile(
@@ -636,14 +634,7 @@ def _credential_part(text: str, found: AssignedValue) -> AssignedValue:
     without an authentication scheme written before it (`"Bearer abc"`)."""
     if not found.quoted:
         return found
-    start, end = found.start, found.end
-    while start < end and text[start] in " \t\r":
-        start += 1
-    while end > start and text[end - 1] in " \t\r":
-        end -= 1
-    scheme = _AUTH_SCHEME.match(text, start, end)
-    if scheme is not None:
-        start = scheme.end()
+    start, end = quoted_credential_span(text, found.start, found.end)
     if (start, end) == (found.start, found.end) or " " in text[start:end]:
         return found
     return dataclasses.replace(found, start=start, end=end)

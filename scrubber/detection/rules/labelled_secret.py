@@ -36,6 +36,7 @@ from scrubber.detection.rules.values import (
     looks_like_template_or_regex,
     looks_token_like,
     name_words,
+    quoted_credential_span,
 )
 
 KIND = "labelled-secret"
@@ -146,10 +147,6 @@ def _generated(value: str, strength: Strength, *, quoted: bool) -> bool:
     return quoted or any(c.isdigit() for c in value) or has_char_classes(value, 3)
 
 
-# An authentication scheme before the credential in a quoted value (RFC 9110 §11.1).
-_AUTH_SCHEME = re.compile(r"(?:Bearer|Basic|Token|token|Bot|SSWS|ApiKey)[ ]+(?=[^ ]+$)")
-
-
 def _value_span(match: re.Match[str]) -> tuple[int, int, bool]:
     if match.group("qv") is not None:
         start, end = match.span("qv")
@@ -161,13 +158,7 @@ def _value_span(match: re.Match[str]) -> tuple[int, int, bool]:
 def _trimmed(text: str, start: int, end: int, quoted: bool) -> tuple[int, int]:
     """Without the padding of a quoted value and the sentence punctuation after a bare one."""
     if quoted:
-        while start < end and text[start] == " ":
-            start += 1
-        while end > start and text[end - 1] == " ":
-            end -= 1
-        scheme = _AUTH_SCHEME.match(text, start, end)
-        if scheme is not None:
-            start = scheme.end()
+        start, end = quoted_credential_span(text, start, end)
     else:
         while end > start and text[end - 1] in ".,;:!?":
             end -= 1

@@ -211,6 +211,22 @@ def is_uuid(value: str) -> bool:
     return bool(_UUID.match(value))
 
 
+# An authentication scheme written into a value before the credential (`"Bearer <token>"`,
+# `Basic <base64>`; RFC 9110 §11.1 auth-scheme, GitHub's `token <pat>`).
+_AUTH_SCHEME = re.compile(r"(?:Bearer|Basic|Token|token|Bot|Digest|SSWS|ApiKey|Key)[ ]+(?=[^ ]+$)")
+
+
+def quoted_credential_span(text: str, start: int, end: int) -> tuple[int, int]:
+    """The credential inside the quoted value text[start:end]: without the spaces, tabs or
+    carriage returns that pad it (`" abc "`) and an authentication scheme before it."""
+    while start < end and text[start] in " \t\r":
+        start += 1
+    while end > start and text[end - 1] in " \t\r":
+        end -= 1
+    scheme = _AUTH_SCHEME.match(text, start, end)
+    return (scheme.end() if scheme is not None else start), end
+
+
 def has_char_classes(value: str, minimum: int) -> bool:
     """At least `minimum` of: lower-case letters, upper-case letters, digits, other symbols."""
     classes = (
