@@ -13,6 +13,7 @@ any command. Only the value is the secret; `--password-stdin`, `--token-file` an
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from scrubber.detection.gates import WS, Gate
 from scrubber.detection.rules.base import PatternRule
@@ -218,23 +219,37 @@ _USER_FLAG_GATES = (
     ),
 )
 
-CURL_USER_PASSWORD = PatternRule(
-    name="curl-user-password",
-    kind="cli-password",
-    pattern=_CURL
-    + _USER_FLAG
-    + _Q
-    + r"\{?[^\s:'\"\\{}\[]{0,256}\}?"
-    + _Q
-    + ":"
-    + _Q
-    + r"(?P<secret>[^\s'\"\\`]{1,512})"
-    + _Q
-    + r"(?=[\s;&|)\\]|$)",
-    anchors=("curl", "wget", "http", "xh"),
-    reference="curl.se/docs/manpage.html#-u (-u user:password); gitleaks rule curl-auth-user",
-    reject=_not_a_password,
-    gates=_USER_FLAG_GATES,
+
+def _curl_user_rule(
+    name: str, password: str, reject: Callable[[str], bool], reference: str
+) -> PatternRule:
+    """`curl -u user:PASSWORD`, the password written as `password` (a regex holding the
+    `secret` group)."""
+    return PatternRule(
+        name=name,
+        kind="cli-password",
+        pattern=_CURL
+        + _USER_FLAG
+        + _Q
+        + r"\{?[^\s:'\"\\{}\[]{0,256}\}?"
+        + _Q
+        + ":"
+        + _Q
+        + password
+        + _Q
+        + r"(?=[\s;&|)\\]|$)",
+        anchors=("curl", "wget", "http", "xh"),
+        reference=reference,
+        reject=reject,
+        gates=_USER_FLAG_GATES,
+    )
+
+
+CURL_USER_PASSWORD = _curl_user_rule(
+    "curl-user-password",
+    r"(?P<secret>[^\s'\"\\`]{1,512})",
+    _not_a_password,
+    "curl.se/docs/manpage.html#-u (-u user:password); gitleaks rule curl-auth-user",
 )
 
 
@@ -244,23 +259,11 @@ def _not_a_braced_password(value: str) -> bool:
     return _not_a_password(value) or not has_char_classes(value, 2) or looks_like_code(value)
 
 
-CURL_USER_BRACED_PASSWORD = PatternRule(
-    name="curl-user-braced-password",
-    kind="cli-password",
-    pattern=_CURL
-    + _USER_FLAG
-    + _Q
-    + r"\{?[^\s:'\"\\{}\[]{0,256}\}?"
-    + _Q
-    + ":"
-    + _Q
-    + r"\{(?P<secret>[^\s'\"\\`{}]{1,512})\}"
-    + _Q
-    + r"(?=[\s;&|)\\]|$)",
-    anchors=("curl", "wget", "http", "xh"),
-    reference="curl.se/docs/manpage.html#-u (-u user:password)",
-    reject=_not_a_braced_password,
-    gates=_USER_FLAG_GATES,
+CURL_USER_BRACED_PASSWORD = _curl_user_rule(
+    "curl-user-braced-password",
+    r"\{(?P<secret>[^\s'\"\\`{}]{1,512})\}",
+    _not_a_braced_password,
+    "curl.se/docs/manpage.html#-u (-u user:password)",
 )
 
 
