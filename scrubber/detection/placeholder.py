@@ -81,13 +81,20 @@ def placeholder_spans(text: str) -> list[tuple[int, int]]:
 MASK_CHAR = "\x00"
 
 
-def _blank(match: re.Match[str]) -> str:
-    return MASK_CHAR * (match.end() - match.start())
+def mask_spans(text: str, spans: list[tuple[int, int]]) -> str:
+    """`text` with each of `spans` (placeholders, from `placeholder_spans`) replaced by as
+    many `MASK_CHAR`s, so spans keep their meaning."""
+    if not spans:
+        return text
+    parts: list[str] = []
+    at = 0
+    for start, end in spans:
+        parts += (text[at:start], MASK_CHAR * (end - start))
+        at = end
+    parts.append(text[at:])
+    return "".join(parts)
 
 
 def mask_placeholders(text: str) -> str:
-    """`text` with every placeholder replaced by as many `MASK_CHAR`s, so spans keep their
-    meaning."""
-    if PLACEHOLDER_PREFIX not in text:
-        return text
-    return PLACEHOLDER_RE.sub(_blank, text)
+    """`text` with every placeholder replaced by as many `MASK_CHAR`s."""
+    return mask_spans(text, placeholder_spans(text))

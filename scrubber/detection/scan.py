@@ -25,7 +25,7 @@ from scrubber.detection.placeholder import (
     PLACEHOLDER_PREFIX,
     PLACEHOLDER_RE,
     make_placeholder,
-    mask_placeholders,
+    mask_spans,
     placeholder_spans,
 )
 from scrubber.detection.prefilter import gate_matcher
@@ -352,7 +352,7 @@ class SecretScanner:
         masked: list[tuple[int, int]] = []
         if redacted_before:
             masked = placeholder_spans(text)
-            text = mask_placeholders(text)
+            text = mask_spans(text, masked)
         memo_key = (text, context.source, context.file_name)
         remembered = memo.get(memo_key) if memo is not None else None
         if remembered is not None:
