@@ -276,8 +276,8 @@ def restore_archive(
     home = home if home is not None else config_dir / "scrubber"
     with contextlib.ExitStack() as stack:
         try:
-            if not config_dir.exists():
-                config_dir.mkdir(parents=True, mode=0o700)
+            # exist_ok: two restores into one new folder race to create it
+            config_dir.mkdir(parents=True, mode=0o700, exist_ok=True)
             remove_leftovers(home, config=config_dir)
             staging = stack.enter_context(staging_folder(home, "restore"))
         except OSError as exc:

@@ -291,8 +291,9 @@ def _publish(
 
 def _make_folders(root: Path, project: str, folder: Path) -> None:
     if not root.exists():
-        root.mkdir(parents=True, mode=0o700)
-        root.chmod(0o700)
+        with contextlib.suppress(FileExistsError):  # a concurrent archive made it first
+            root.mkdir(parents=True, mode=0o700)
+            root.chmod(0o700)
     _private_dir(root / project)
     _private_dir(folder)
 
