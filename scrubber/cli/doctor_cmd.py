@@ -279,7 +279,8 @@ def check_worker(home: Path) -> Check:
             "run install.sh (or `scrub install`) again",
         )
     probe = (
-        "import scrubber.hooks.worker, scrubber.archiving, scrubber.redacting, scrubber.pipeline"
+        "import scrubber.hooks.worker, scrubber.usecases.archive, scrubber.redacting,"
+        " scrubber.pipeline"
     )
     try:
         done = subprocess.run(

@@ -419,7 +419,7 @@ def describe_error(error: BaseException) -> str:
     return type(error).__name__
 
 
-# -- the default actions: the use cases in pipeline, redacting and archiving ---------------------
+# -- the default actions: the use cases in pipeline, redacting and usecases.archive --------------
 
 
 class PipelineActions:
@@ -507,7 +507,7 @@ def bundle_files(ctx: JobContext) -> list[Path]:
 
 
 def _archive(ctx: JobContext) -> Mapping[str, Any]:
-    from scrubber.archiving import archive_sessions, resolve_encryption
+    from scrubber.usecases.archive import archive_sessions, resolve_encryption
 
     # Recipients come from the policy (a hook has no flags); none is a configuration error.
     encryption = resolve_encryption(ctx.policy, encrypt=True)
