@@ -29,6 +29,7 @@ from scrubber.detection.placeholder import (
     placeholder_spans,
 )
 from scrubber.detection.prefilter import gate_matcher
+from scrubber.detection.required_literals import every_match_holds_one_of
 from scrubber.detection.rules.base import PatternRule
 from scrubber.detection.string_copies import copies_in_same_string
 from scrubber.policy.model import Allowlist
@@ -171,10 +172,12 @@ class _GateIndex:
         self.detectors = tuple(detectors)
         # Each gate spec, with (detector, position among that detector's gates) of its owners.
         specs: dict[tuple[str, str, bool], list[tuple[int, int]]] = {}
+        rare: dict[tuple[str, str, bool], set[tuple[str, ...]]] = {}
         for i, det in enumerate(detectors):
             for position, gate in enumerate(gates_of(det)):
                 key = (gate.text, gate.raw_pattern, gate.caseless)
                 specs.setdefault(key, []).append((i, position))
+                rare.setdefault(key, set()).add(_proven_rare(gate))
         # The last gate is no detector's: it marks a raw line that holds a credential-named
         # JSON member (see `_SENSITIVE_JSON_KEY_RAW`).
         marker = _SENSITIVE_JSON_KEY_RAW
@@ -217,6 +220,13 @@ class _GateIndex:
         )
         # How far from a gate's end a detector's match can reach, before and after it.
         self.reach = tuple(_reach_of(det) for det in self.detectors)
+        # Gates that wait for their rare literals (Gate.rare); one two owners share waits only
+        # when both name the same literals.
+        self.deferred = {
+            g: [lit.encode("latin-1") for lit in next(iter(rare[spec]))]
+            for g, spec in enumerate(self.gates)
+            if len(rare.get(spec, ())) == 1 and next(iter(rare[spec]))
+        }
         # The raw-form matches of confirming detectors' gates are reported one by one: where
         # they are is what `may_match_raw` is told; so are the answer marks'.
         confirming = {i for i, _ in self.confirming}
@@ -229,6 +239,7 @@ class _GateIndex:
                 for g, owners in enumerate(self._owners)
                 if confirming.intersection(d for d, _ in owners) or g in self._answer_marks
             ],
+            deferred=self.deferred,
         )
 
     def line_detectors(self, data: bytes) -> frozenset[int]:
@@ -471,6 +482,16 @@ class SecretScanner:
             prepare = getattr(detector, "prepare", None)
             if prepare is not None:
                 prepare()
+
+
+def _proven_rare(gate: Gate) -> tuple[str, ...]:
+    """A gate's rare literals, once proven held by every raw-form match (a wrong declaration
+    would make the prefilter skip lines the gate matches: a missed secret)."""
+    if gate.rare and not every_match_holds_one_of(gate.raw_pattern, gate.rare, gate.caseless):
+        raise ValueError(
+            f"gate {gate.raw_pattern[:60]!r}: not every match holds one of {gate.rare}"
+        )
+    return tuple(sorted(gate.rare))
 
 
 def _reach_of(detector: Detector) -> tuple[int, int]:

@@ -370,19 +370,22 @@ def test_pin_on_a_full_disk_says_so_with_the_path(sandbox, transcript_builder, f
 def _plant_matching_nothing(cache: Path) -> None:
     """Replace the databases in a cache file with ones that match nothing, keeping whatever
     header the file has (a tamper with the payload) or, for a file with none, in the plain
-    layout scrubber once read (size, raw database, text database)."""
+    layout scrubber reads (how many databases, their sizes, the databases)."""
     import struct
 
     import hyperscan
 
     db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
     db.compile(expressions=[rb"\x00never\x00matches\x00"], ids=[0], flags=[0])
+    from scrubber.detection.prefilter_cache import CacheFile
+
     dumped = hyperscan.dumpb(db)
-    payload = struct.pack(">Q", len(dumped)) + dumped + dumped
     data = cache.read_bytes()
-    magic = b"scrubber-prefilter-v2\n"
+    magic = CacheFile.MAGIC
     header = data[: len(magic) + 32] if data.startswith(magic) else b""
-    cache.write_bytes(header + payload)
+    (count,) = struct.unpack_from(">I", data, len(header)) if header else (2,)
+    sizes = struct.pack(f">I{count}Q", count, *[len(dumped)] * count)
+    cache.write_bytes(header + sizes + dumped * count)
 
 
 def test_a_planted_prefilter_cache_is_not_trusted(sandbox, transcript_builder) -> None:

@@ -61,7 +61,8 @@ class QueryCredentialRule:
     kind: str = "url-query-secret"
     anchors: tuple[str, ...] = ("pass", "pwd", "secret", "token", "key", "auth", "cred", "sig",
                                 "code=")  # fmt: skip
-    gates: tuple[Gate, ...] = (Gate(_query_gate()),)
+    # A query's separators are on few lines; the credential words on most.
+    gates: tuple[Gate, ...] = (Gate(_query_gate(), rare=("?", "&", ";", "\\u0026")),)
     reach_before: int = 300
     reach_after: int = 2100
     context_only: bool = False

@@ -120,7 +120,7 @@ class BracedElementRule:
     kind: str = KIND
     anchors: tuple[str, ...] = ("pass", "pwd", "secret", "token", "key", "auth", "cred")
     gates: tuple[Gate, ...] = (
-        Gate(_element_gate()),
+        Gate(_element_gate(), rare=("<",)),  # markup is on few lines; the nouns on most
         Gate(rf"(?:credentialsimpl|sshuserprivatekey|[a-z0-9]credentials)(?:{WS}[^<>]{{0,256}})?>"),
     )
     reach_before: int = 512
