@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 from scrubber import paths
 from scrubber.errors import InputError, ScrubberError
 from scrubber.policy.model import Policy, SessionEndAction
-from scrubber.transcript.sessions import SessionInfo, read_metadata, session_bundle
+from scrubber.transcript.metadata import read_metadata
+from scrubber.transcript.sessions import SessionInfo, session_bundle
 
 if TYPE_CHECKING:
     from scrubber.pipeline import ScanTarget
