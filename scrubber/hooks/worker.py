@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from scrubber import paths
+from scrubber.durable import PRIVATE_FILE_MODE
 from scrubber.errors import BusyError, ConfigError, KeyMaterialError, ScrubberError, UsageError
 from scrubber.hooks import status_line
 from scrubber.hooks.spool import Job, Spool
@@ -207,7 +208,7 @@ class Worker:
     def _locked(self) -> Iterator[bool]:
         path = lock_file(self.home)
         paths.ensure_private_dir(path.parent)
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, paths.PRIVATE_FILE_MODE)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, PRIVATE_FILE_MODE)
         try:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
