@@ -52,7 +52,8 @@ def lock_file(home: Path) -> Path:
 
 def append_activity(home: Path, record: Mapping[str, Any], *, now: float | None = None) -> None:
     """One JSON line in the activity log shared with retention (`time` first, UTC)."""
-    # Imported when first needed, as before: the activity module brings urllib (for its ping).
+    # Imported on first use: the activity module brings urllib (for its healthcheck ping), a
+    # cost for every importer of this module (`scrub hook …`) that never logs.
     from scrubber.activity import append_activity as append_line
 
     moment = datetime.fromtimestamp(time.time() if now is None else now, UTC)
