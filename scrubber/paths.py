@@ -19,11 +19,9 @@ from typing import BinaryIO
 
 from scrubber import durable
 
-# Moved to scrubber.durable; kept for detection.fingerprint, prefilter_cache, the hooks and the
-# archive until their renovation.
+# Moved to scrubber.durable; kept for detection.fingerprint until its renovation.
 from scrubber.durable import PRIVATE_DIR_MODE as PRIVATE_DIR_MODE  # noqa: PLC0414
 from scrubber.durable import PRIVATE_FILE_MODE as PRIVATE_FILE_MODE  # noqa: PLC0414
-from scrubber.durable import UnsafeFolderError as UnsafeFolderError  # noqa: PLC0414
 
 
 def config_dir(env: Mapping[str, str] | None = None) -> Path:

@@ -304,7 +304,8 @@ def check_cleanup(config: Path, home: Path, policy: Policy | None, now: datetime
     from scrubber.archive.layout import archives_of
     from scrubber.retention.pins import effective_pins
     from scrubber.retention.settings import MANAGED_SETTINGS, effective_cleanup_periods
-    from scrubber.transcript.sessions import discover, read_metadata
+    from scrubber.transcript.metadata import read_metadata
+    from scrubber.transcript.sessions import discover
 
     found = discover(config, metadata=False)
     try:

@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 
 from scrubber import paths
+from scrubber.durable import PRIVATE_FILE_MODE
 from scrubber.hooks import status_state
 from scrubber.hooks.files import write_json_atomic
 from scrubber.hooks.status_state import (
@@ -381,7 +382,7 @@ def _try_lock(path: Path) -> int | None:
     import fcntl
 
     paths.ensure_private_dir(path.parent)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, paths.PRIVATE_FILE_MODE)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, PRIVATE_FILE_MODE)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:

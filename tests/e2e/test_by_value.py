@@ -13,17 +13,17 @@ import json
 import os
 import random
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from scrubber.demo import fake_aws_secret_key
 from scrubber.detection.known_values import KnownValues
-from scrubber.hooks.spool import Job
-from scrubber.hooks.worker import JobContext, PipelineActions
 from scrubber.pipeline import build_scanner
 from scrubber.policy.model import Policy, SessionEndAction
 from scrubber.session_redacting import redact_copies, redact_files_in_place
+from scrubber.usecases.session_end import EndedSession, PipelineActions
 from tests.conftest import CliResult, Sandbox
 
 SESSION = "5b1f0c3e-7d2a-4c1b-9e8f-0a1b2c3d4e5f"
@@ -241,13 +241,14 @@ def test_the_worker_redacts_copies_across_the_session(
     transcript = build_world(sandbox.config, secret)
     keep = sandbox.root / "original.jsonl"
     keep.write_bytes(transcript.read_bytes())
-    ctx = JobContext(
-        job=Job(SESSION, str(transcript)),
+    ctx = EndedSession(
+        session_id=SESSION,
         transcript=transcript,
         config_dir=sandbox.config,
         home=sandbox.scrub_home,
         policy=Policy(),
         env=dict(os.environ),
+        now=datetime.now(UTC),
     )
     summary = PipelineActions().run(action, ctx)
     assert summary["replaced"] == 4  # 3 copies in the transcript, 1 in tool-results
