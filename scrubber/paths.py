@@ -19,10 +19,6 @@ from typing import BinaryIO
 
 from scrubber import durable
 
-# Moved to scrubber.durable; kept for detection.fingerprint until its renovation.
-from scrubber.durable import PRIVATE_DIR_MODE as PRIVATE_DIR_MODE  # noqa: PLC0414
-from scrubber.durable import PRIVATE_FILE_MODE as PRIVATE_FILE_MODE  # noqa: PLC0414
-
 
 def config_dir(env: Mapping[str, str] | None = None) -> Path:
     """Claude Code's config directory."""
