@@ -265,9 +265,7 @@ def _remembered_calls(file_scan: FileScan) -> list[list[str]]:
     """The most recent sensitive calls, in the order they were made. Only a file tool's file
     name is kept of the target (a command can hold a token); the name is all the rules use."""
     kept = []
-    for call_id, call in file_scan._calls.items():
-        if call_id not in file_scan._sensitive_calls:
-            continue
+    for call_id, call in file_scan.sensitive_calls_seen().items():
         name = PurePosixPath(call.target).name if call.name in _FILE_TOOLS else ""
         kept.append([call_id, call.name, call.source.value, name])
     return kept[-MAX_REMEMBERED_CALLS:]

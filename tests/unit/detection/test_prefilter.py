@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scrubber.detection import prefilter
+from scrubber.detection.gate_index import GateIndex
 from scrubber.detection.gates import literal_gate
 from scrubber.detection.prefilter import (
     HyperscanGateMatcher,
@@ -24,7 +25,6 @@ from scrubber.detection.prefilter import (
     literal_set,
     load_hyperscan,
 )
-from scrubber.detection.scan import _GateIndex
 from scrubber.errors import UsageError
 from scrubber.pipeline import build_detectors
 from scrubber.policy.model import Policy
@@ -197,7 +197,7 @@ def test_pattern_set_engines_agree_on_any_bytes(data: bytes) -> None:
 
 # -- gates (regexes and literals): both engines must wake the same detectors -------------------
 
-_INDEX = _GateIndex(build_detectors(Policy.default()), engine="python")
+_INDEX = GateIndex(build_detectors(Policy.default()), engine="python")
 _GATE_SPECS = [(t.encode("latin-1"), r.encode("latin-1"), c) for t, r, c in _INDEX.gates]
 _EVERY_END = [  # the gates whose every match the scanner asks for (sensitive-assignment's)
     g

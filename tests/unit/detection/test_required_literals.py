@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from scrubber.detection.gate_index import GateIndex
 from scrubber.detection.gates import Gate
 from scrubber.detection.required_literals import every_match_holds_one_of
-from scrubber.detection.scan import _GateIndex
 from scrubber.pipeline import build_detectors
 from scrubber.policy.model import Policy
 
@@ -66,7 +66,7 @@ def test_a_proven_pattern_never_matches_without_a_literal(
 def test_every_rare_declaration_of_the_shipped_detectors_is_proven() -> None:
     # Building the index proves each declaration (it raises on one it cannot prove), and
     # the declarations are in use: some gates wait for their literals.
-    index = _GateIndex(build_detectors(Policy.default()), engine="python")
+    index = GateIndex(build_detectors(Policy.default()), engine="python")
     waiting = {index.gates[g][1]: literals for g, literals in index.deferred.items()}
     assert len(waiting) >= 4
     assert all(literals for literals in waiting.values())
@@ -83,4 +83,4 @@ def test_a_declaration_that_does_not_hold_is_refused() -> None:
             return []
 
     with pytest.raises(ValueError, match="not every match"):
-        _GateIndex([Planted()], engine="python")  # type: ignore[list-item]
+        GateIndex([Planted()], engine="python")  # type: ignore[list-item]
