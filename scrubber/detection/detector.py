@@ -53,7 +53,7 @@ class Detector(Protocol):
     Optional abilities, each a Protocol below that the scanner checks with `isinstance` (so
     that mypy sees them): `gates` (gates.py: necessary conditions that replace anchors that
     are common words or punctuation), `Reaches`, `FindsNear`, `ConfirmsRaw`, `ReadsFiles`,
-    `NeedsPreparing`.
+    `NeedsPreparing`, `ShowsPublicPrefix`.
     """
 
     @property
@@ -116,3 +116,12 @@ class NeedsPreparing(Protocol):
     they share it."""
 
     def prepare(self) -> None: ...
+
+
+@runtime_checkable
+class ShowsPublicPrefix(Protocol):
+    """A regex for the start of the detector's matches that names the vendor, not the secret
+    (`ghp_`, `sk-proj-`): a masked preview of any finding may show it. "" for none."""
+
+    @property
+    def public_prefix(self) -> str: ...

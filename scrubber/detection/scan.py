@@ -24,6 +24,7 @@ from scrubber.detection.detector import (
     NeedsPreparing,
     ReadsFiles,
     ScanContext,
+    ShowsPublicPrefix,
     SourceKind,
 )
 from scrubber.detection.finding import Hit, resolve_overlaps
@@ -36,6 +37,7 @@ from scrubber.detection.placeholder import (
     mask_spans,
     placeholder_spans,
 )
+from scrubber.detection.rules.catalog import ALL_RULES
 from scrubber.detection.string_copies import copies_in_same_string
 from scrubber.detection.walk import CallMemory, record_strings
 from scrubber.policy.model import Allowlist
@@ -64,11 +66,16 @@ _WINDOW_THRESHOLD = 2048
 _LINE_SLACK = 256
 
 
-# Public prefixes a masked preview may show (they name the vendor, not the secret).
+# Public prefixes a masked preview may show (they name the vendor, not the secret), as the
+# rules declare them: the whole catalog's, whichever detectors a policy runs.
 _PUBLIC_PREFIX = re.compile(
-    r"^(?:sk-ant-(?:api|admin|oat|ort|sid)\d\d-|sk-proj-|sk-svcacct-|sk-admin-|sk-or-v1-|"
-    r"[sr]k_(?:live|test)_|whsec_|sbp_|sb_secret_|gh[pousr]_|github_pat_|xox[abposre]-|glpat-|npm_|"
-    r"hf_|pypi-|dop_v1_|doo_v1_|dor_v1_|AIza|SG\.|AKIA|ASIA|hvs\.|AGE-SECRET-KEY-1|eyJ|-----BEGIN )"
+    "^(?:"
+    + "|".join(
+        rule.public_prefix
+        for rule in ALL_RULES
+        if isinstance(rule, ShowsPublicPrefix) and rule.public_prefix
+    )
+    + ")"
 )
 
 
