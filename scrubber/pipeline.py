@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from scrubber import parallel, paths
-from scrubber.detection.context import ToolCall
+from scrubber.detection.context import ClassifiedCall
 from scrubber.detection.detect_secrets_adapter import (
     DetectSecretsConfigKeywords,
     DetectSecretsDetector,
@@ -333,7 +333,7 @@ class _PartScan:
     problems: list[tuple[int, str]] = field(default_factory=list)
     # Lines that answer a tool call made before the part began: (byte offset, line number).
     deferred: list[tuple[int, int]] = field(default_factory=list)
-    calls: dict[str, ToolCall] = field(default_factory=dict)
+    calls: dict[str, ClassifiedCall] = field(default_factory=dict)
     known: KnownValues = field(default_factory=KnownValues)  # back to the parent, in memory
     line_starts: dict[int, int] = field(default_factory=dict)  # numbers within the part
 
@@ -392,7 +392,7 @@ def _scan_transcript_in_parts(
         if progress:
             progress(end - start)
     before = 0
-    known: dict[str, ToolCall] = {}
+    known: dict[str, ClassifiedCall] = {}
     with target.path.open("rb", buffering=IO_BUFFER) as stream:
         for part, (part_start, _) in zip(parts, bounds, strict=True):
             shift = before

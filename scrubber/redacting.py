@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import IO
 
 from scrubber import parallel, paths
-from scrubber.detection.context import ToolCall
+from scrubber.detection.context import ClassifiedCall
 from scrubber.detection.detector import PLAIN
 from scrubber.detection.known_values import KnownValues, ValueIndex, ValueInfo
 from scrubber.detection.scan import FileScan, LineScan, SecretScanner
@@ -295,7 +295,7 @@ class _PartRedaction:
     lines: int = 0  # physical lines in the part, the left-out ones included
     # (offset in the part file, offset in the source, line number in the part)
     deferred: list[tuple[int, int, int]] = field(default_factory=list)
-    calls: dict[str, ToolCall] = field(default_factory=dict)
+    calls: dict[str, ClassifiedCall] = field(default_factory=dict)
 
 
 def _redact_part(job: tuple[Path, Path, int, int, bool, bool]) -> _PartRedaction:
@@ -346,7 +346,7 @@ def _redact_transcript_in_parts(
         # redacted.
         parts = parallel.run_parts(scanner, work, _redact_part, jobs)
         before = 0
-        known: dict[str, ToolCall] = {}
+        known: dict[str, ClassifiedCall] = {}
         for part, part_path in zip(parts, part_paths, strict=True):
             counts = part.counts
             result.lines += counts.lines

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from scrubber.detection.context import ToolCall
+from scrubber.detection.context import ClassifiedCall
 from scrubber.detection.detector import (
     PLAIN,
     Detector,
@@ -409,16 +409,16 @@ class FileScan:
         calls = self._memory.calls
         return any(call_id not in calls for call_id in answered_call_ids(raw.data, gates))
 
-    def calls_seen(self) -> dict[str, ToolCall]:
+    def calls_seen(self) -> dict[str, ClassifiedCall]:
         """The tool calls this scan remembers (the most recent ones), in the order made."""
         return dict(self._memory.calls)
 
-    def sensitive_calls_seen(self) -> dict[str, ToolCall]:
+    def sensitive_calls_seen(self) -> dict[str, ClassifiedCall]:
         """Of `calls_seen`, those that touched a credential source, in the order made."""
         sensitive = self._memory.sensitive
         return {i: call for i, call in self._memory.calls.items() if i in sensitive}
 
-    def remember_calls(self, calls: Mapping[str, ToolCall]) -> None:
+    def remember_calls(self, calls: Mapping[str, ClassifiedCall]) -> None:
         """Take over tool calls seen by an earlier scan of the same file (in order)."""
         for call_id, call in calls.items():
             self._memory.note(call_id, call)

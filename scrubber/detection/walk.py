@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from scrubber.detection.context import ToolCall, describe_tool_use
+from scrubber.detection.context import ClassifiedCall, describe_tool_use
 from scrubber.detection.detector import PLAIN, ReadsFiles, ScanContext, SourceKind
 from scrubber.detection.placeholder import PLACEHOLDER_RE
 from scrubber.transcript.records import UNSCANNED_KEYS, json_pointer
@@ -48,7 +48,7 @@ class CallMemory:
     `redact` makes a call's target fit to show in a label."""
 
     def __init__(self, scoped: Mapping[int, ReadsFiles], redact: Callable[[str], str]) -> None:
-        self.calls: dict[str, ToolCall] = {}
+        self.calls: dict[str, ClassifiedCall] = {}
         self.sensitive: set[str] = set()
         # For each scoped detector: the calls whose file it reads.
         self.scoped_calls: dict[int, set[str]] = {i: set() for i in scoped}
@@ -73,7 +73,7 @@ class CallMemory:
             sensitive = sensitive or call.source is not SourceKind.UNKNOWN
         return sensitive
 
-    def note(self, call_id: str, call: ToolCall) -> None:
+    def note(self, call_id: str, call: ClassifiedCall) -> None:
         calls = self.calls
         calls.pop(call_id, None)
         calls[call_id] = call

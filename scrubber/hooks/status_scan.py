@@ -247,13 +247,13 @@ def _build_scanner(home: Path, key: bytes) -> SecretScanner:
 def _restore_calls(file_scan: FileScan, calls: list[list[str]]) -> None:
     """Tell a new FileScan about sensitive tool calls seen by earlier runs, whose results
     (a Read of `.env`, the output of `printenv`) may only now be in the file."""
-    from scrubber.detection.context import ToolCall
+    from scrubber.detection.context import ClassifiedCall
     from scrubber.detection.detector import SourceKind
 
     remembered = {}
     for call_id, name, source, file_name in calls:
         with contextlib.suppress(ValueError):
-            remembered[call_id] = ToolCall(name, file_name, SourceKind(source))
+            remembered[call_id] = ClassifiedCall(name, file_name, SourceKind(source))
     file_scan.remember_calls(remembered)
 
 
