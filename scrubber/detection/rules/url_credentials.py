@@ -27,9 +27,9 @@ from dataclasses import dataclass
 from scrubber.detection.detector import ScanContext
 from scrubber.detection.finding import Hit
 from scrubber.detection.gates import Gate
+from scrubber.detection.rules.assignment import Strength
 from scrubber.detection.rules.base import PatternRule
 from scrubber.detection.rules.cli_flags import credential_value, secret_name_strength
-from scrubber.detection.rules.dotenv import Strength
 from scrubber.detection.rules.values import is_filler, is_trivial
 
 _KEYWORDS = r"(?:pass|pwd|secret|token|key|auth|cred|sig)"
