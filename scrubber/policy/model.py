@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from scrubber import paths
+from scrubber.policy.detectors import NAMES_HINT, unknown_detector
 
 POLICY_VERSION = 1
 
@@ -183,6 +184,11 @@ class DetectionPolicy:
 
     def __post_init__(self) -> None:
         _require_strings("disabled_detectors", self.disabled_detectors)
+        # A misspelt name would leave the detector running while the user believes it off.
+        for index, name in enumerate(self.disabled_detectors):
+            problem = unknown_detector(name)
+            if problem is not None:
+                raise PolicyValueError(f"disabled_detectors[{index}]", problem, NAMES_HINT)
 
     def is_enabled(self, detector: str) -> bool:
         return detector not in self.disabled_detectors

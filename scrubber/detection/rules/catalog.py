@@ -3,7 +3,9 @@
 The scanner builds its anchor index from `ALL_RULES`; a rule that is not listed here does not
 run. Order does not matter for results (overlapping hits are merged by the scanner), but rules
 are grouped: vendor token formats first, then structured secrets (keys, JWTs, URLs, files),
-then the label-based rules, then the context-only rules.
+then the label-based rules, then the context-only rules. Each rule's `name` is also written in
+scrubber/policy/detectors.py, where the policy checks `detection.disabled_detectors` without
+importing detection (a test keeps the two equal).
 """
 
 from __future__ import annotations

@@ -260,6 +260,24 @@ def test_a_byte_order_mark_is_fine(tmp_path: Path, env: dict[str, str]) -> None:
             "version: 1\non_session_end: [redact-copy, redact-copy]\n",
             "on_session_end[1]: 'redact-copy' is listed twice",
         ),
+        # detector names (issue 14, item 12): a misspelt one is not silently ignored
+        (
+            "version: 1\ndetection: {disabled_detectors: [jwt, github-tokn]}\n",
+            "detection.disabled_detectors[1]: unknown detector 'github-tokn' (did you mean "
+            "'github-token'?)",
+        ),
+        (
+            "version: 1\ndetection: {disabled_detectors: [detect-secret]}\n",
+            "detection.disabled_detectors[0]: unknown detector 'detect-secret' (did you mean "
+            "'detect-secrets'?)",
+        ),
+        (
+            "version: 1\ndetection: {disabled_detectors: ['detect-secrets:AWSKeyDetector']}\n",
+            "detection.disabled_detectors[0]: 'detect-secrets:AWSKeyDetector' is one of "
+            "detect-secrets' plugins, which are turned off together (did you mean "
+            "'detect-secrets'?)",
+        ),
+        ("version: 1\ndetection: {disabled_detectors: [frobnicator]}\n", "unknown detector"),
         # the version
         ("version: 2\n", "version: expected 1, got 2"),
         ("version: '1'\n", "version: expected 1, got a text"),
@@ -277,6 +295,18 @@ def test_errors_name_file_key_and_expectation(
 ) -> None:
     error = error_for(tmp_path, env, text)
     assert expected in error.message
+
+
+def test_an_unknown_detector_name_is_not_echoed_when_it_looks_like_a_value(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    pasted = "Ab" + random_word(38)  # a value pasted into the wrong key
+    error = error_for(
+        tmp_path, env, f"version: 1\ndetection:\n  disabled_detectors: ['{pasted}']\n"
+    )
+    assert "detection.disabled_detectors[0]: unknown detector a name" in error.message
+    assert pasted not in error.message and pasted not in (error.hint or "")
+    assert error.hint is not None and "scrub audit --format json" in error.hint
 
 
 def test_unknown_keys_come_with_a_hint(tmp_path: Path, env: dict[str, str]) -> None:

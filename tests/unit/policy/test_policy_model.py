@@ -225,7 +225,16 @@ def test_allowlist_rejects_bad_regex_without_quoting_it() -> None:
 def test_detection_enablement() -> None:
     detection = DetectionPolicy(disabled_detectors=("jwt",))
     assert not detection.is_enabled("jwt")
-    assert detection.is_enabled("aws-access-key")
+    assert detection.is_enabled("aws-access-key-id")
+
+
+def test_an_unknown_detector_name_is_refused_in_code_too() -> None:
+    # Issue 14, item 12: a misspelt name used to leave the detector running, unannounced.
+    with pytest.raises(PolicyValueError) as caught:
+        DetectionPolicy(disabled_detectors=("jwt", "jwtt"))
+    assert caught.value.key == "disabled_detectors[1]"
+    assert caught.value.problem == "unknown detector 'jwtt' (did you mean 'jwt'?)"
+    assert caught.value.hint is not None and "detect-secrets" in caught.value.hint
 
 
 def test_compiled_allowlist_json_round_trips() -> None:
@@ -233,15 +242,15 @@ def test_compiled_allowlist_json_round_trips() -> None:
     policy = Policy(
         detection=DetectionPolicy(
             allowlist=Allowlist(patterns=("EXAMPLE.*",), fingerprints=(full[:10],)),
-            disabled_detectors=("jwt", "keyword"),
+            disabled_detectors=("jwt", "detect-secrets"),
         )
     )
     data = json.loads(json.dumps(compile_allowlist_json(policy)))
     assert data["patterns"] == ["EXAMPLE.*"]
-    assert data["disabled_detectors"] == ["jwt", "keyword"]
+    assert data["disabled_detectors"] == ["jwt", "detect-secrets"]
     allowlist, disabled = allowlist_from_json(data)
     assert allowlist == policy.detection.allowlist
-    assert disabled == ("jwt", "keyword")
+    assert disabled == ("jwt", "detect-secrets")
     assert allowlist.allows_fingerprint(full)
 
 
