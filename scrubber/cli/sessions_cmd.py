@@ -131,4 +131,5 @@ def _archived_text(status: ArchiveStatus) -> str:
         ArchiveStatus.STALE: "older",
         ArchiveStatus.UNVERIFIED: "BROKEN",
         ArchiveStatus.NONE: "no",
+        ArchiveStatus.NOT_CHECKED: "?",
     }[status]

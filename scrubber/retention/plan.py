@@ -299,8 +299,8 @@ def judge_sessions(
     archives: Mapping[SessionKey, ArchiveStatus],
 ) -> list[JudgedSession]:
     """Every session's facts for the keep rules (age, last write, pins, rank in its project,
-    period, archive state) and the keep reason they give, sorted by key. Raises ValueError
-    when a session is listed twice."""
+    period, archive state: NOT_CHECKED for a session `archives` leaves out) and the keep reason
+    they give, sorted by key. Raises ValueError when a session is listed twice."""
     # Tuples rather than lookups by key: 20,000 sessions plan in well under a second.
     rows: list[tuple[SessionKey, RetentionEntry, datetime, datetime]] = []
     for entry in entries:
@@ -331,7 +331,7 @@ def judge_sessions(
             pinned=index in pinned,
             rank_in_project=rank[index],
             days=rules.periods.days_for(entry.cwd),
-            archive=archives.get(key, ArchiveStatus.NONE) if archives else ArchiveStatus.NONE,
+            archive=archives.get(key, ArchiveStatus.NOT_CHECKED),
         )
         judged.append(JudgedSession(entry, key, candidate, KEEP_RULES.reason(candidate, context)))
     return judged
@@ -359,7 +359,8 @@ def plan_retention(
     """Decide, for every session, trashed session and archive, what happens and why.
 
     `archives` holds the archive state of the sessions `needs_archive_status` named; a session
-    missing from it has no archive.
+    missing from it was not checked (ArchiveStatus.NOT_CHECKED), which counts as no verified
+    archive.
     """
     now = as_aware(now)
     judged = judge_sessions(entries, rules, now, archives or {})

@@ -131,10 +131,13 @@ def select_deletable(
 class ArchiveStatus(StrEnum):
     """The newest archive of a session, compared with the session as it is now."""
 
-    NONE = "none"  # no archive
+    NONE = "none"  # checked: there is no archive
     STALE = "stale"  # the newest archive is of an older version of the session
     UNVERIFIED = "unverified"  # the newest archive fails verification
     VERIFIED = "verified"  # verifies, and its manifest matches the bundle as it is now
+    # Not looked at: verifying reads every archive whole, so retention checks only the sessions
+    # whose fate depends on it (`needs_archive_status`). Never taken for "none" (issue 14).
+    NOT_CHECKED = "not checked"
 
 
 @dataclass(frozen=True, slots=True)

@@ -593,3 +593,29 @@ def test_pins_listing_and_unpin(env: Env) -> None:
     assert "evidence" in env.run("pins").stdout
     assert old.session_id in env.run("unpin", old.session_id[:6]).stdout
     assert env.json("pins")["cli"] == []
+
+
+def test_retention_says_which_archives_it_did_not_check(env: Env) -> None:
+    """Issue 14, item 13: retention verifies archives only where they decide a session's fate;
+    the others are "not checked", never "none" (which says: checked, there is no archive)."""
+    old, other = two_old_sessions(env)
+    young = next(
+        s for s in discover(env.config).sessions if s.id not in {old.session_id, other.session_id}
+    )
+    env.policy("  days: 30\n  require_archive: true")
+    env.run("archive", young.id)
+    listed = {r["session_id"]: r["archived"] for r in env.json("sessions")["sessions"]}  # type: ignore[index, union-attr]
+    assert listed[young.id] == "verified"
+    planned = {s["session_id"]: s for s in env.json("retention")["sessions"]}  # type: ignore[index, union-attr]
+    # Too young to go: its archive decides nothing, so it was not looked at.
+    assert planned[young.id]["reason"] == "too-young"
+    assert planned[young.id]["archive"] == "not checked"
+    # Due, and the policy requires an archive: checked, and there is none.
+    assert planned[old.session_id]["archive"] == "none"
+    # The only session of its project: kept whatever its archives say.
+    assert planned[other.session_id]["reason"] == "newest-in-project"
+    assert planned[other.session_id]["archive"] == "not checked"
+    # Without require_archive no archive decides anything: none is checked.
+    env.policy("  days: 30")
+    planned = {s["session_id"]: s for s in env.json("retention")["sessions"]}  # type: ignore[index, union-attr]
+    assert {s["archive"] for s in planned.values()} == {"not checked"}

@@ -141,10 +141,11 @@ def scenarios(
         can_archive=draw(st.booleans()),
         force=draw(st.booleans()),
     )
-    codes = draw(st.integers(min_value=0, max_value=4**25 - 1))
-    kinds = list(ArchiveStatus)
+    kinds = list(ArchiveStatus)  # NOT_CHECKED too: it must never pass for VERIFIED
+    codes = draw(st.integers(min_value=0, max_value=len(kinds) ** 25 - 1))
     statuses = {
-        SessionKey(e.project, e.id): kinds[(codes >> (2 * i)) % 4] for i, e in enumerate(items)
+        SessionKey(e.project, e.id): kinds[(codes // len(kinds) ** i) % len(kinds)]
+        for i, e in enumerate(items)
     }
     return items, chosen, statuses
 
@@ -361,6 +362,21 @@ def test_archive_first() -> None:
         SessionKey("p", n) for n in ("verified", "stale", "none", "broken")
     }
     assert needs_archive_status(items, rules(), NOW) == frozenset()
+
+
+def test_an_archive_the_plan_did_not_check_is_not_checked_not_none() -> None:
+    # Issue 14, item 13: the plan said "none" for every session whose archive it never looked
+    # at, while `scrub sessions` showed the same archive as verified.
+    items = [entry("due", days=60), entry("young", days=1)]
+    checked = {SessionKey("p", "due"): ArchiveStatus.NONE}
+    plan = plan_retention(items, rules(require_archive=True), NOW, archives=checked)
+    archive = {d.key.session_id: d.archive for d in plan.sessions}
+    assert archive == {"due": ArchiveStatus.NONE, "young": ArchiveStatus.NOT_CHECKED}
+    assert actions(plan)["due"] == (Action.KEEP, Reason.NO_VERIFIED_ARCHIVE)
+    unchecked = plan_retention(items, rules(require_archive=True), NOW)
+    assert {d.archive for d in unchecked.sessions} == {ArchiveStatus.NOT_CHECKED}
+    # Not checked is never taken for a verified archive.
+    assert actions(unchecked)["due"] == (Action.KEEP, Reason.NO_VERIFIED_ARCHIVE)
 
 
 def test_per_project_periods() -> None:
