@@ -20,7 +20,8 @@ def register(app: typer.Typer) -> None:
         ],
         reason: Annotated[str | None, typer.Option("--reason", help="Why it is kept.")] = None,
     ) -> None:
-        """Pin a session: retention never removes it (Claude Code's own sweep still can)."""
+        """Pin a session: retention never removes it (Claude Code's own sweep, which ignores
+        pins, still can until `scrub install --take-over-cleanup`)."""
         pinned = pin_session(common.env(), session, reason)
         label = pinned.titles.show(pinned.title)
         typer.echo(

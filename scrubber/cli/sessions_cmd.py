@@ -12,6 +12,7 @@ from scrubber.cli.common import PolicyOption, human_size
 from scrubber.cli.retention_text import FormatOption, OutputFormat, ago, dumps, until, warn
 from scrubber.retention.forecast import Forecast
 from scrubber.retention.rules import ArchiveStatus, Reason
+from scrubber.retention.settings import TAKE_OVER_DAYS
 from scrubber.usecases.sessions import SessionListing, SortOrder, list_sessions
 
 
@@ -33,7 +34,9 @@ def register(app: typer.Typer) -> None:
         when Claude Code's own sweep and scrubber's retention would each remove them.
 
         Claude Code's sweep goes by file mtime and ignores pins: a pinned session can still
-        be deleted by it (`scrub install --take-over-cleanup` hands the clock to scrubber).
+        be deleted by it (`scrub install --take-over-cleanup` hands the clock to scrubber;
+        the CLAUDE SWEEP column then says "off (taken over)", except for projects whose own
+        .claude/settings files set a shorter cleanupPeriodDays).
         """
         listing = list_sessions(
             common.env(),
@@ -55,6 +58,7 @@ def _as_json(listing: SessionListing) -> dict[str, Any]:
     return {
         "now": listing.now.isoformat(),
         "notes": list(listing.notes),
+        "claude_sweep_taken_over": listing.sweep_taken_over,
         "sessions": [
             {
                 "session_id": row.info.id,
@@ -68,6 +72,7 @@ def _as_json(listing: SessionListing) -> dict[str, Any]:
                 "claude_sweep_at": None
                 if row.forecast.claude_sweep_at is None
                 else row.forecast.claude_sweep_at.isoformat(),
+                "claude_sweep_off": row.forecast.claude_sweep_off,
                 "retention_at": None
                 if not listing.retention_known or row.forecast.retention_at is None
                 else row.forecast.retention_at.isoformat(),
@@ -90,11 +95,7 @@ def _as_text(listing: SessionListing) -> str:
     lines = [header]
     for row in listing.rows:
         info, item, secrets = row.info, row.forecast, row.secrets
-        sweep = (
-            "paused"
-            if item.claude_sweep_at is None
-            else until(item.claude_sweep_at, now, past="next Claude start")
-        )
+        sweep = _sweep_when(item, now)
         text = (
             f"{sweep:<22}{_retention_when(item, listing.retention_known, now):<26}"
             f"{ago(item.last_activity, now):<16}{human_size(info.size):>9} "
@@ -103,14 +104,41 @@ def _as_text(listing: SessionListing) -> str:
             f"{listing.titles.show(info.title)}"
         )
         lines.append(text.rstrip())
+    lines += _sweep_summary(listing)
+    return "\n".join(lines)
+
+
+def _sweep_when(item: Forecast, now: datetime) -> str:
+    if item.claude_sweep_at is None:
+        return "paused"
+    if item.claude_sweep_off:
+        return "off (taken over)"
+    return until(item.claude_sweep_at, now, past="next Claude start")
+
+
+def _sweep_summary(listing: SessionListing) -> list[str]:
     at_risk = sum(1 for row in listing.rows if row.forecast.claude_first)
+    if at_risk and listing.sweep_taken_over:
+        # --take-over-cleanup raised the user's setting; a project's own settings win over it.
+        return [
+            f"\n{at_risk} session(s) would still be deleted by Claude Code's own sweep first "
+            "(no trash, no archive, pins ignored): their project's own .claude/settings files "
+            "set a shorter cleanupPeriodDays, which `--take-over-cleanup` does not change; "
+            "remove it there to leave them to scrubber's retention"
+        ]
     if at_risk:
-        lines.append(
+        return [
             f"\n{at_risk} session(s) would be deleted by Claude Code's own sweep first (no trash, "
             "no archive, pins ignored): `scrub install --take-over-cleanup` makes scrubber's "
             "policy the one clock"
-        )
-    return "\n".join(lines)
+        ]
+    if listing.sweep_taken_over:
+        return [
+            f"\nClaude Code's own sweep is taken over (cleanupPeriodDays {TAKE_OVER_DAYS}: it "
+            "deletes nothing): scrubber's retention is the one clock, and `scrub retention "
+            "--apply` removes only what the policy says"
+        ]
+    return []
 
 
 def _retention_when(item: Forecast, known: bool, now: datetime) -> str:

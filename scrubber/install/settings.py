@@ -15,6 +15,7 @@ from typing import Any
 
 from scrubber.errors import ConfigError
 from scrubber.install.launchers import is_ours, wrapped_command
+from scrubber.retention import settings as claude_settings
 
 Settings = dict[str, Any]
 
@@ -23,8 +24,9 @@ Settings = dict[str, Any]
 MAX_SESSION_END_TIMEOUT = 60
 
 
-# What --take-over-cleanup writes: observed to delete nothing (reference note, "Cleanup sweep").
-TAKE_OVER_DAYS = 99999
+# What --take-over-cleanup writes; defined beside the reader of cleanupPeriodDays, whose
+# forecast (`scrub sessions`) must know a sweep that is taken over.
+TAKE_OVER_DAYS = claude_settings.TAKE_OVER_DAYS
 
 
 def _object(data: Settings, key: str, where: str) -> dict[str, Any] | None:

@@ -22,6 +22,7 @@ from scrubber.retention.plan import (
     mtime_of,
 )
 from scrubber.retention.rules import Reason
+from scrubber.retention.settings import TAKE_OVER_DAYS
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,7 +32,8 @@ class Forecast:
     `retention_at` is None when scrubber's retention never removes it as things stand (pinned,
     unreadable, the newest of its project); `claude_sweep_at` is None when Claude Code's sweep
     is paused (its settings cannot be read). Claude Code's sweep keys on the file mtime only and
-    ignores pins; both times can be in the past ("at the next run").
+    ignores pins; both times can be in the past ("at the next run"). `claude_sweep_off`: the
+    period that applies is the one `--take-over-cleanup` sets, so the sweep deletes nothing.
     """
 
     key: SessionKey
@@ -41,6 +43,7 @@ class Forecast:
     retention_at: datetime | None
     retention_note: Reason | None  # why retention_at is None, or why it is later than due
     claude_sweep_at: datetime | None
+    claude_sweep_off: bool = False
 
     @property
     def urgency(self) -> datetime:
@@ -51,8 +54,9 @@ class Forecast:
     @property
     def claude_first(self) -> bool:
         """Claude Code's sweep would remove it before (or instead of) scrubber's retention:
-        with no archive and no trash, and whatever the pins say."""
-        if self.claude_sweep_at is None:
+        with no archive and no trash, and whatever the pins say. Never once the sweep is taken
+        over: a date 274 years away is no risk, even for a session retention keeps forever."""
+        if self.claude_sweep_at is None or self.claude_sweep_off:
             return False
         return self.retention_at is None or self.claude_sweep_at < self.retention_at
 
@@ -87,10 +91,11 @@ def forecast(
             retention_at = max(due, idle_until)
             if idle_until > due:
                 note = Reason.ACTIVE
-        sweep_at = None
+        sweep_at, sweep_off = None, False
         if claude_periods is not None:
             days = claude_periods.days_for(item.entry.cwd)
             sweep_at = _plus(mtime_of(item.entry), days)
+            sweep_off = days >= TAKE_OVER_DAYS
         result.append(
             Forecast(
                 key=item.key,
@@ -100,6 +105,7 @@ def forecast(
                 retention_at=retention_at,
                 retention_note=note,
                 claude_sweep_at=sweep_at,
+                claude_sweep_off=sweep_off,
             )
         )
     return tuple(result)

@@ -31,6 +31,10 @@ USER_SETTINGS_NAME = "settings.json"
 PROJECT_SETTINGS = (Path(".claude") / "settings.local.json", Path(".claude") / "settings.json")
 KEY = "cleanupPeriodDays"
 DEFAULT_DAYS = 30
+# What `scrub install --take-over-cleanup` writes: observed to delete nothing (reference note,
+# "Cleanup sweep"). A period this long means Claude Code's sweep is off and scrubber's
+# retention is the one clock.
+TAKE_OVER_DAYS = 99999
 # A settings file is a page of JSON; anything larger is not one.
 _MAX_SETTINGS_BYTES = 4 << 20
 

@@ -16,6 +16,7 @@ from scrubber.errors import ConfigError, ScrubberError, UsageError
 from scrubber.retention.forecast import Forecast, forecast
 from scrubber.retention.plan import Periods, RetentionRules, SessionKey
 from scrubber.retention.rules import ArchiveStatus
+from scrubber.retention.settings import TAKE_OVER_DAYS
 from scrubber.transcript.sessions import SessionInfo
 from scrubber.usecases.retention import (
     Titles,
@@ -47,6 +48,9 @@ class SessionListing:
     rows: tuple[SessionRow, ...]
     retention_known: bool  # False: retention is paused (its settings cannot be read)
     titles: Titles
+    # Claude Code's own period (managed or user settings) is the one --take-over-cleanup sets:
+    # only a project's own settings can still make its sweep delete.
+    sweep_taken_over: bool = False
 
 
 def _audit_cache(home: Path) -> Mapping[str, Any]:
@@ -143,4 +147,7 @@ def list_sessions(
             archived = ArchiveStatus.UNVERIFIED
         item = forecasts[SessionKey(info.project, info.id)]
         rows.append(SessionRow(info, item, archived, _secrets(cache, info)))
-    return SessionListing(facts.now, tuple(notes), _sorted(rows, sort), period is not None, titles)
+    taken_over = sweep_periods is not None and sweep_periods.default >= TAKE_OVER_DAYS
+    return SessionListing(
+        facts.now, tuple(notes), _sorted(rows, sort), period is not None, titles, taken_over
+    )

@@ -619,3 +619,47 @@ def test_retention_says_which_archives_it_did_not_check(env: Env) -> None:
     env.policy("  days: 30")
     planned = {s["session_id"]: s for s in env.json("retention")["sessions"]}  # type: ignore[index, union-attr]
     assert {s["archive"] for s in planned.values()} == {"not checked"}
+
+
+def test_sessions_after_taking_over_claude_codes_cleanup(env: Env) -> None:
+    """Issue 14, item 14: once `scrub install --take-over-cleanup` has raised Claude Code's
+    period, `scrub sessions` no longer warns that its sweep comes first, nor recommends the flag
+    that was just used; it says the sweep is off, except where a project's own settings win."""
+    old, other = two_old_sessions(env)
+    env.run("pin", other.session_id)  # retention keeps it forever: only the sweep could delete it
+    before = env.run("sessions").stdout
+    assert "would be deleted by Claude Code's own sweep first" in before
+    assert "--take-over-cleanup" in before
+
+    installed = env.run("install", "--take-over-cleanup")
+    assert "99999" in installed.stdout + installed.stderr
+    assert json.loads((env.config / "settings.json").read_text())["cleanupPeriodDays"] == 99999
+    assert "\n  days: 30\n" in (env.home / "policy.yaml").read_text()
+
+    text = env.run("sessions").stdout
+    assert "sweep first" not in text and "--take-over-cleanup" not in text
+    assert "Claude Code's own sweep is taken over" in text
+    rows = [
+        line for line in text.splitlines() if old.session_id in line or other.session_id in line
+    ]
+    assert len(rows) == 2 and all(row.startswith("off (taken over)") for row in rows)
+    listing = env.json("sessions")
+    assert listing["claude_sweep_taken_over"] is True
+    for row in listing["sessions"]:  # type: ignore[union-attr]
+        assert row["claude_sweep_off"] is True and row["claude_first"] is False  # type: ignore[index]
+
+    # A project's own settings outrank the user's: its sessions are still the sweep's.
+    project = env.root / "strict-project"
+    (project / ".claude").mkdir(parents=True)
+    (project / ".claude" / "settings.json").write_text('{"cleanupPeriodDays": 10}')
+    local = write_session(env.config, cwd=str(project), last=ago(20), seed=44)
+    env.run("pin", local.session_id)
+    text = env.run("sessions").stdout
+    assert "1 session(s) would still be deleted by Claude Code's own sweep first" in text
+    assert "project's own .claude/settings" in text
+    (row,) = [line for line in text.splitlines() if local.session_id in line]
+    assert row.startswith("next Claude start")
+    by_id = {r["session_id"]: r for r in env.json("sessions")["sessions"]}  # type: ignore[index, union-attr]
+    assert by_id[local.session_id]["claude_sweep_off"] is False
+    assert by_id[local.session_id]["claude_first"] is True
+    assert by_id[other.session_id]["claude_first"] is False
