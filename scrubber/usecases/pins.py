@@ -6,15 +6,16 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 
 from scrubber import paths
 from scrubber.errors import UsageError
-from scrubber.policy.load import load_policy
+from scrubber.policy.load import LoadedPolicy, load_policy
 from scrubber.policy.model import Pins
 from scrubber.retention import pins as pin_store
-from scrubber.retention.trash import find_in_trash
+from scrubber.retention.trash import find_in_trash, list_trash
 from scrubber.transcript.sessions import discover, find_session
 from scrubber.usecases.retention import Titles
 
@@ -69,19 +70,63 @@ def unpin_session(env: Mapping[str, str], query: str) -> tuple[pin_store.PinReco
             info = find_session(config, query)
             matches = tuple(r for r in records if r.session_id == info.id)
     if not matches:
-        policy_pins = loaded.policy.pins
-        if query in policy_pins.sessions or query in policy_pins.names:
-            raise UsageError(
-                "that session is pinned by the policy, not by `scrub pin`",
-                f"edit the pins section of {loaded.describe()}",
-            )
-        raise UsageError("no pin matches that name", "`scrub pins` lists the pins")
+        raise _not_pinned(query, config, home, loaded)
     ids = frozenset(r.session_id for r in matches)
     if len(ids) > 1:
         raise UsageError(
             f"{len(ids)} pins match", "name one by its full id: " + ", ".join(sorted(ids)[:5])
         )
     return pin_store.remove_pins(home, ids)
+
+
+def _not_pinned(query: str, config: Path, home: Path, loaded: LoadedPolicy) -> UsageError:
+    """Why nothing was unpinned: the session named is not pinned (or only by the policy), or
+    no session goes by that name at all. Never a title in the message: it may hold a secret."""
+    policy_pins = loaded.policy.pins
+    by_policy = UsageError(
+        "that session is pinned by the policy, not by `scrub pin`",
+        f"edit the pins section of {loaded.describe()}",
+    )
+    hint = "`scrub pins` lists the pins"
+    try:
+        # With metadata: the policy pins by title, tag and working directory too.
+        info = find_session(config, query, discovery=discover(config)) if config.is_dir() else None
+    except UsageError as error:
+        if not error.message.startswith("no session matches"):
+            return error  # several sessions go by that name: the user must say which
+        info = None
+    if info is not None:
+        if policy_pins.covers(
+            session_id=info.id,
+            title=info.custom_title,
+            tags=info.tags,
+            project=info.project,
+            cwd=info.cwd,
+        ):
+            return by_policy
+        return UsageError(
+            f"session {info.project}/{info.id} is not pinned", f"{hint}; `scrub pin` pins one"
+        )
+    if query in policy_pins.sessions or query in policy_pins.names:
+        return by_policy
+    with contextlib.suppress(UsageError):
+        _slot, manifest = find_in_trash(home, query)
+        return UsageError(
+            f"session {manifest.project}/{manifest.session_id} is in the trash and not pinned",
+            f"{hint}; `scrub undelete` brings it back",
+        )
+    return UsageError(
+        "no session matches that name, and no pin does",
+        f"{hint}, `scrub sessions` the sessions (by id, id prefix or title)",
+    )
+
+
+class SessionState(StrEnum):
+    """Where the session a pin names is now."""
+
+    PRESENT = "present"  # under the config dir
+    IN_TRASH = "in-trash"  # in scrubber's trash, where the pin stops it from being purged
+    GONE = "gone"  # neither: deleted (by Claude Code's sweep, by hand), or purged
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,13 +136,31 @@ class PinListing:
     policy_pins: Pins
     policy_source: str
     titles: Titles
+    # Per session id, of the pins above and the policy's pins by id. A pin of a gone session
+    # still keeps that session's archives from being purged.
+    states: Mapping[str, SessionState] = field(default_factory=dict)
+
+    def state(self, session_id: str) -> SessionState | None:
+        return self.states.get(session_id)
 
 
 def list_pins(env: Mapping[str, str], policy_path: Path | None) -> PinListing:
     home = paths.scrub_home(env)
+    config = paths.config_dir(env)
     loaded = load_policy(policy_path, env)
     titles = Titles(loaded.policy, home)
     records = pin_store.read_pins(home)
+    here = {s.id for s in discover(config, metadata=False).sessions} if config.is_dir() else set()
+    trash = list_trash(home)
+    trashed = {m.session_id for _, m in (*trash.complete, *trash.incomplete)}
+    states = {
+        session_id: SessionState.PRESENT
+        if session_id in here
+        else SessionState.IN_TRASH
+        if session_id in trashed
+        else SessionState.GONE
+        for session_id in (*(r.session_id for r in records), *loaded.policy.pins.sessions)
+    }
     return PinListing(
-        records, pin_store.pins_file(home), loaded.policy.pins, loaded.describe(), titles
+        records, pin_store.pins_file(home), loaded.policy.pins, loaded.describe(), titles, states
     )
