@@ -15,19 +15,11 @@ from pathlib import Path
 
 from scrubber import parallel, paths
 from scrubber.detection.context import ToolCall
-from scrubber.detection.detect_secrets_adapter import (
-    DetectSecretsConfigKeywords,
-    DetectSecretsDetector,
-    DetectSecretsShapeDetector,
-)
-from scrubber.detection.detector import PLAIN, Detector
+from scrubber.detection.detector import PLAIN
 from scrubber.detection.finding import Finding
-from scrubber.detection.fingerprint import Fingerprinter, read_or_create_key
 from scrubber.detection.known_values import KnownValues, Scope, ValueInfo
-from scrubber.detection.rules.catalog import ALL_RULES
 from scrubber.detection.scan import LineScan, SecretScanner
-from scrubber.errors import InputError, UsageError
-from scrubber.policy.model import Policy
+from scrubber.errors import InputError
 from scrubber.transcript import sessions as session_discovery
 from scrubber.transcript.jsonl import IO_BUFFER, iter_raw_lines
 from scrubber.value_copies import add_copies, note_scan, scope_of
@@ -103,40 +95,6 @@ class AuditReport:
     @property
     def has_findings(self) -> bool:
         return any(f.findings for f in self.files)
-
-
-def build_detectors(policy: Policy) -> tuple[Detector, ...]:
-    """Our rules plus detect-secrets' plugins, minus what the policy disables."""
-    detectors: list[Detector] = [
-        *ALL_RULES,
-        DetectSecretsDetector(),
-        DetectSecretsShapeDetector(),
-        DetectSecretsConfigKeywords(),
-    ]
-    disabled = set(policy.detection.disabled_detectors)
-    if DetectSecretsDetector.name in disabled:
-        # One detector to the user: the keyword plugin's config-file half goes with it.
-        disabled.add(DetectSecretsConfigKeywords.name)
-    return tuple(d for d in detectors if d.name not in disabled)
-
-
-def build_scanner(
-    policy: Policy, home: Path, env: Mapping[str, str] | None = None
-) -> SecretScanner:
-    """The scanner for a policy. `SCRUB_PREFILTER=python` forces the pure-Python prefilter (the
-    default, `auto`, uses hyperscan when it is installed); results are the same either way."""
-    env = os.environ if env is None else env
-    engine = env.get("SCRUB_PREFILTER", "auto") or "auto"
-    if engine not in ("auto", "hyperscan", "python"):
-        raise UsageError(f"SCRUB_PREFILTER={engine!r}: expected auto, hyperscan or python")
-    key = read_or_create_key(paths.fingerprint_key_file(home))
-    return SecretScanner(
-        build_detectors(policy),
-        Fingerprinter(key),
-        policy.detection.allowlist,
-        engine=engine,
-        cache_dir=paths.prefilter_cache_dir(home),
-    )
 
 
 # -- what to scan ---------------------------------------------------------------------------

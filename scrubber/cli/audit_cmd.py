@@ -17,11 +17,11 @@ from scrubber.cli import common
 from scrubber.cli.common import PolicyOption, refuse_special_file
 from scrubber.cli.progress import ProgressLine
 from scrubber.cli.render import render_json, render_sarif, render_text
+from scrubber.detection.registry import build_scanner
 from scrubber.errors import ExitCode, UsageError
 from scrubber.pipeline import (
     ScanTarget,
     audit,
-    build_scanner,
     targets_from_paths,
     targets_in_config,
     update_audit_cache,

@@ -14,8 +14,8 @@ from scrubber import paths
 from scrubber.cli import common
 from scrubber.cli.common import PolicyOption, refuse_special_file
 from scrubber.detection.known_values import KnownValues
+from scrubber.detection.registry import build_scanner
 from scrubber.errors import ExitCode, InputError, UsageError
-from scrubber.pipeline import build_scanner
 from scrubber.policy.model import ThinkingMode
 from scrubber.redacting import (
     CheckResult,

@@ -434,8 +434,9 @@ class PipelineActions:
 
     def summarize(self, ctx: JobContext) -> Mapping[str, Any]:
         from scrubber import pipeline
+        from scrubber.detection.registry import build_scanner
 
-        scanner = pipeline.build_scanner(ctx.policy, ctx.home)
+        scanner = build_scanner(ctx.policy, ctx.home)
         if not ctx.transcript.is_file():
             raise InputError(f"cannot read {ctx.transcript}: no such file")
         report = pipeline.audit(session_targets(ctx), scanner, env=ctx.env)
@@ -544,10 +545,10 @@ def _redaction_summary(results: Sequence[Any]) -> dict[str, Any]:
 def _redact_copy(ctx: JobContext) -> Mapping[str, Any]:
     """Redacted copies under `$SCRUB_HOME/redacted/`, shaped like the config dir (never under
     `projects/`, where Claude Code's sweep deletes every top-level `*.jsonl`)."""
-    from scrubber import pipeline
+    from scrubber.detection.registry import build_scanner
     from scrubber.session_redacting import redact_copies
 
-    scanner = pipeline.build_scanner(ctx.policy, ctx.home)
+    scanner = build_scanner(ctx.policy, ctx.home)
     dest_root = paths.redacted_dir(ctx.home)
     # All of the session's files at once: a value found in one is redacted in all of them.
     pairs = [
@@ -562,10 +563,10 @@ def _redact_copy(ctx: JobContext) -> Mapping[str, Any]:
 def _redact_in_place(ctx: JobContext) -> Mapping[str, Any]:
     """Rewrite the session's files with secrets replaced (thinking text untouched: reported).
     The lock folder is the one `scrub redact --in-place` uses, so the two never overlap."""
-    from scrubber import pipeline
+    from scrubber.detection.registry import build_scanner
     from scrubber.session_redacting import redact_files_in_place
 
-    scanner = pipeline.build_scanner(ctx.policy, ctx.home)
+    scanner = build_scanner(ctx.policy, ctx.home)
     lock_dir = paths.state_dir(ctx.home) / "locks"
     # All of the session's files at once: a value found in one is redacted in all of them.
     results = redact_files_in_place(bundle_files(ctx), scanner, lock_dir, env=ctx.env)

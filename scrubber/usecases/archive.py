@@ -225,7 +225,7 @@ class BundleRedactor(Protocol):
 
 
 def _scanner(policy: Policy, home: Path) -> SecretScanner:
-    from scrubber.pipeline import build_scanner
+    from scrubber.detection.registry import build_scanner
 
     return build_scanner(policy, home)
 

@@ -19,9 +19,9 @@ import pytest
 
 from scrubber.demo import fake_aws_secret_key
 from scrubber.detection.known_values import KnownValues
+from scrubber.detection.registry import build_scanner
 from scrubber.hooks.spool import Job
 from scrubber.hooks.worker import JobContext, PipelineActions
-from scrubber.pipeline import build_scanner
 from scrubber.policy.model import Policy, SessionEndAction
 from scrubber.session_redacting import redact_copies, redact_files_in_place
 from tests.conftest import CliResult, Sandbox

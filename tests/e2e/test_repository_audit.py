@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from scrubber.pipeline import audit, build_scanner, targets_from_paths
+from scrubber.detection.registry import build_scanner
+from scrubber.pipeline import audit, targets_from_paths
 from scrubber.policy.model import Policy
 
 REPO = Path(__file__).resolve().parents[2]

@@ -34,8 +34,8 @@ from scrubber.demo import (
 from scrubber.detection.detector import PLAIN, ScanContext, SourceKind
 from scrubber.detection.fingerprint import Fingerprinter
 from scrubber.detection.placeholder import make_placeholder, placeholder_spans
+from scrubber.detection.registry import build_detectors
 from scrubber.detection.scan import SecretScanner
-from scrubber.pipeline import build_detectors
 from scrubber.policy.model import Policy
 from scrubber.redacting import FileKind, FileRedaction, redact_transcript_lines
 from scrubber.redaction.structure import same_structure

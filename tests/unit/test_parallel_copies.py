@@ -11,6 +11,7 @@ import pytest
 
 from scrubber import parallel, pipeline
 from scrubber.demo import fake_aws_secret_key
+from scrubber.detection.registry import build_scanner
 from scrubber.policy.model import Policy
 from scrubber.redacting import redact_copy
 from tests.conftest import Sandbox
@@ -38,7 +39,7 @@ def test_a_value_found_in_the_last_part_reaches_the_first(
     monkeypatch.setenv("SCRUB_JOBS", str(jobs))
     monkeypatch.setattr(parallel, "BYTES_PER_JOB", 16 * 1024)
     assert parallel.scan_jobs(source.stat().st_size) == jobs
-    scanner = pipeline.build_scanner(Policy(), sandbox.scrub_home)
+    scanner = build_scanner(Policy(), sandbox.scrub_home)
     target = pipeline.ScanTarget(source, True, "s", None, None)
     report = pipeline.audit([target], scanner)
     found = sorted((f.line, f.by_value) for f in report.findings)

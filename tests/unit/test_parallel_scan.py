@@ -18,10 +18,11 @@ from scrubber import parallel
 from scrubber.demo import build_demo_config, write_large_transcript
 from scrubber.detection.finding import Finding
 from scrubber.detection.fingerprint import Fingerprinter
+from scrubber.detection.registry import build_detectors
 from scrubber.detection.scan import SecretScanner
 from scrubber.errors import UsageError
 from scrubber.parallel import scan_jobs
-from scrubber.pipeline import ScanTarget, audit_file, build_detectors
+from scrubber.pipeline import ScanTarget, audit_file
 from scrubber.policy.model import Policy
 from scrubber.redacting import FileRedaction, redact_copy
 

@@ -19,6 +19,7 @@ import pytest
 from scrubber.demo import DemoManifest, Planted, build_demo_config, demo_manifest, fake_github_token
 from scrubber.detection.fingerprint import Fingerprinter
 from scrubber.detection.placeholder import PLACEHOLDER_RE
+from scrubber.detection.registry import build_detectors, build_scanner
 from scrubber.detection.scan import SecretScanner
 from scrubber.errors import InputError, UsageError
 from scrubber.pipeline import (
@@ -27,8 +28,6 @@ from scrubber.pipeline import (
     ScanTarget,
     audit,
     audit_file,
-    build_detectors,
-    build_scanner,
     permission_warnings,
     targets_from_paths,
     targets_in_config,

@@ -24,9 +24,9 @@ import pytest
 from scrubber.demo import DemoManifest, build_demo_config, demo_manifest, fake_github_token
 from scrubber.detection.fingerprint import Fingerprinter
 from scrubber.detection.placeholder import PLACEHOLDER_RE
+from scrubber.detection.registry import build_detectors
 from scrubber.detection.scan import FileScan, LineScan, SecretScanner
 from scrubber.errors import BusyError, InputError, ScrubberError, UsageError
-from scrubber.pipeline import build_detectors
 from scrubber.policy.model import Policy, ThinkingMode
 from scrubber.redacting import (
     FileKind,

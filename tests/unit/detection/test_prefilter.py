@@ -24,9 +24,9 @@ from scrubber.detection.prefilter import (
     literal_set,
     load_hyperscan,
 )
+from scrubber.detection.registry import build_detectors
 from scrubber.detection.scan import _GateIndex
 from scrubber.errors import UsageError
-from scrubber.pipeline import build_detectors
 from scrubber.policy.model import Policy
 
 HYPERSCAN = load_hyperscan()
