@@ -9,22 +9,22 @@ from __future__ import annotations
 import os
 import stat
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import IO
 
-from scrubber import parallel, paths
-from scrubber.detection.context import ToolCall
+from scrubber import paths
 from scrubber.detection.detector import PLAIN
 from scrubber.detection.finding import Finding
 from scrubber.detection.known_values import KnownValues, Scope, ValueInfo
-from scrubber.detection.scan import LineScan, SecretScanner
+from scrubber.detection.scan import FileScan, LineScan, SecretScanner
 from scrubber.errors import InputError
 from scrubber.transcript import sessions as session_discovery
-from scrubber.transcript.jsonl import IO_BUFFER, iter_raw_lines
-from scrubber.value_copies import add_copies, note_scan, scope_of
-
-Progress = Callable[[int], None]  # called with the number of bytes just processed
+from scrubber.transcript.jsonl import IO_BUFFER, RawLine, iter_raw_lines
+from scrubber.usecases import parts
+from scrubber.usecases.parts import Progress, TranscriptLines
+from scrubber.value_copies import FoundValue, add_copies, remember, scan_values, scope_of
 
 FINGERPRINT_SHOWN = 16  # hex characters of the keyed fingerprint shown in reports
 _TEXT_BLOCK = 1 << 20  # text side files are scanned in blocks of about this many bytes
@@ -254,126 +254,62 @@ def audit_file(
 
 
 def _scan_transcript(
-    stream: object,
+    stream: IO[bytes],
     target: ScanTarget,
     scanner: SecretScanner,
     result: FileAudit,
     progress: Progress | None,
     known: KnownValues,
 ) -> None:
-    jobs = parallel.scan_jobs(result.size)
-    if jobs > 1:
-        _scan_transcript_in_parts(target, scanner, result, progress, jobs, known)
-        return
+    """Every line of a transcript, in parallel parts when it is large (usecases/parts.py)."""
     scope = _scope(target)
-    file_scan = scanner.new_file_scan()
-    pending = 0
-    for raw in iter_raw_lines(stream):  # type: ignore[arg-type]
-        scan = file_scan.scan_raw(raw)
-        pending += len(raw.data) + 1
-        if progress and pending > 4 << 20:
-            progress(pending)
-            pending = 0
-        _collect(scan, target, result.findings, result.problems)
-        if scan is not None and scan.leaves:
-            note_scan(known, scan, scope)
-            result.line_starts[raw.offset] = raw.number
-    if progress and pending:
-        progress(pending)
+
+    def audit_line(raw: RawLine, file_scan: FileScan) -> _LineAudit | None:
+        return _audit_line(file_scan.scan_raw(raw), target, scope)
+
+    lines = TranscriptLines(
+        stream,
+        target.path,
+        result.size,
+        scanner,
+        audit_line,
+        jobs=parts.scan_jobs(result.size),
+        progress=progress,
+    )
+    for line in lines:
+        found = line.result
+        if found.problem is not None:
+            result.problems.append((line.number, found.problem))
+        number = line.number
+        result.findings.extend(
+            f if f.line == number else replace(f, line=number) for f in found.findings
+        )
+        if found.scanned:
+            remember(known, found.values)
+            result.line_starts[line.offset] = number
+    result.line_starts.update(lines.part_starts)
 
 
-@dataclass(slots=True)
-class _PartScan:
-    """What one process found in one part of a transcript (line numbers within the part)."""
+@dataclass(frozen=True, slots=True)
+class _LineAudit:
+    """What one line of a transcript holds (it may come from a forked process)."""
 
-    lines: int = 0
-    findings: list[Finding] = field(default_factory=list)
-    problems: list[tuple[int, str]] = field(default_factory=list)
-    # Lines that answer a tool call made before the part began: (byte offset, line number).
-    deferred: list[tuple[int, int]] = field(default_factory=list)
-    calls: dict[str, ToolCall] = field(default_factory=dict)
-    known: KnownValues = field(default_factory=KnownValues)  # back to the parent, in memory
-    line_starts: dict[int, int] = field(default_factory=dict)  # numbers within the part
+    findings: tuple[Finding, ...]  # numbered as where the line was scanned: within its part
+    problem: str | None  # why the line is not a record we can read
+    values: tuple[FoundValue, ...]
+    scanned: bool  # some string of it was read by a detector
 
 
-def _scan_part(job: tuple[ScanTarget, int, int, bool]) -> _PartScan:
-    """Scan the lines that start in [start, end) of a transcript, in a forked process."""
-    target, start, end, first = job
-    part = _PartScan()
-    file_scan = parallel.part_scanner().new_file_scan()
-    with target.path.open("rb", buffering=IO_BUFFER) as stream:
-        for raw, wait in parallel.part_lines(stream, file_scan, start, end, first):
-            part.lines = raw.number
-            if wait:
-                part.deferred.append((raw.offset, raw.number))
-                continue
-            scan = file_scan.scan_raw(raw)
-            _collect(scan, target, part.findings, part.problems)
-            if scan is not None and scan.leaves:
-                note_scan(part.known, scan, _scope(target))
-                part.line_starts[raw.offset] = raw.number
-    part.calls = file_scan.calls_seen()
-    return part
-
-
-def _collect(
-    scan: LineScan | None,
-    target: ScanTarget,
-    findings: list[Finding],
-    problems: list[tuple[int, str]],
-) -> None:
+def _audit_line(
+    scan: LineScan | None, target: ScanTarget, scope: Scope | None
+) -> _LineAudit | None:
     if scan is None:
-        return
-    if scan.line.problem is not None and scan.line.problem != "blank":
-        problems.append((scan.line.number, scan.line.problem.value))
-    findings.extend(_findings_of(scan, target))
-
-
-def _scan_transcript_in_parts(
-    target: ScanTarget,
-    scanner: SecretScanner,
-    result: FileAudit,
-    progress: Progress | None,
-    jobs: int,
-    values: KnownValues,
-) -> None:
-    """Scan a large transcript in `jobs` processes, one part each, with the same findings as
-    one process: a part's lines that answer a tool call made in an earlier part (its first
-    few, usually) are scanned afterwards, here, knowing every call made before them."""
-    bounds = parallel.part_bounds(target.path, result.size, jobs * parallel.PARTS_PER_JOB)
-    work = [(target, start, end, i == 0) for i, (start, end) in enumerate(bounds)]
-    parts = []
-    for part, (start, end) in zip(
-        parallel.run_parts(scanner, work, _scan_part, jobs), bounds, strict=True
-    ):
-        parts.append(part)
-        if progress:
-            progress(end - start)
-    before = 0
-    known: dict[str, ToolCall] = {}
-    with target.path.open("rb", buffering=IO_BUFFER) as stream:
-        for part, (part_start, _) in zip(parts, bounds, strict=True):
-            shift = before
-            values.update(part.known)
-            result.line_starts[part_start] = shift + 1
-            result.line_starts.update((o, n + shift) for o, n in part.line_starts.items())
-            result.findings.extend(replace(f, line=f.line + shift) for f in part.findings)
-            result.problems.extend((n + shift, problem) for n, problem in part.problems)
-            if part.deferred:
-                file_scan = scanner.new_file_scan()
-                file_scan.remember_calls(known)
-                for offset, number in part.deferred:
-                    stream.seek(offset)
-                    raw = next(iter_raw_lines(stream, offset=offset, number=number + shift))
-                    scan = file_scan.scan_raw(raw)
-                    _collect(scan, target, result.findings, result.problems)
-                    if scan is not None and scan.leaves:
-                        note_scan(values, scan, _scope(target))
-                        result.line_starts[offset] = number + shift
-            known.update(part.calls)
-            before += part.lines
-    result.findings.sort(key=lambda f: f.line)  # stable: within a line, the walk order
-    result.problems.sort()
+        return None
+    problem = scan.line.problem
+    why = problem.value if problem is not None and problem != "blank" else None
+    if not scan.leaves:
+        return None if why is None else _LineAudit((), why, (), False)
+    return _LineAudit(tuple(_findings_of(scan, target)), why, scan_values(scan, scope), True)
 
 
 def _findings_of(scan: LineScan, target: ScanTarget) -> Iterator[Finding]:
@@ -398,7 +334,7 @@ def _findings_of(scan: LineScan, target: ScanTarget) -> Iterator[Finding]:
 
 
 def _scan_text_file(
-    stream: object,
+    stream: IO[bytes],
     target: ScanTarget,
     scanner: SecretScanner,
     result: FileAudit,
@@ -410,7 +346,7 @@ def _scan_text_file(
     block_bytes = 0
     first_line = 1
     number = 0
-    for raw in iter_raw_lines(stream):  # type: ignore[arg-type]
+    for raw in iter_raw_lines(stream):
         number = raw.number
         block.append(raw.data.decode("utf-8", errors="surrogateescape"))
         block_bytes += len(raw.data) + 1

@@ -23,10 +23,9 @@ from enum import StrEnum
 from pathlib import Path
 from typing import IO
 
-from scrubber import parallel, paths
-from scrubber.detection.context import ToolCall
+from scrubber import paths
 from scrubber.detection.detector import PLAIN
-from scrubber.detection.known_values import KnownValues, ValueIndex, ValueInfo
+from scrubber.detection.known_values import KnownValues, Scope, ValueIndex, ValueInfo
 from scrubber.detection.scan import FileScan, LineScan, SecretScanner
 from scrubber.errors import BusyError, InputError, ScrubberError
 from scrubber.policy.model import ThinkingMode
@@ -44,12 +43,15 @@ from scrubber.transcript.jsonl import (
     iter_raw_lines,
     parse_line,
 )
+from scrubber.usecases.parts import TranscriptLines
 from scrubber.value_copies import (
     CopyCounts,
+    FoundValue,
     has_copies,
-    note_scan,
+    remember,
     rewrite_copies,
     rewrite_line_copies,
+    scan_values,
     session_of_path,
 )
 
@@ -94,11 +96,27 @@ class FileRedaction:
     # Known values whose copies are replaced line by line as they are redacted (the tail an
     # in-place rewrite folds in after its pass over copies).
     inline: ValueIndex | None = field(default=None, repr=False, compare=False)
+    # The session its values belong to (see `session_of_path`), worked out once.
+    scope: Scope | None = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self.scope = session_of_path(self.source)
 
     def add_copies(self, counts: CopyCounts) -> None:
         self.lines_changed += counts.lines_changed
         self.replaced += counts.replaced
         self.by_kind.update(counts.by_kind)
+
+    def add_line(self, line: LineRedaction, number: int) -> None:
+        """Count what redacting line `number` found and changed."""
+        if line.problem is not None:
+            self.problems.append((number, line.problem))
+        remember(self.values, line.values)
+        self.by_kind.update(line.kinds)
+        self.replaced += len(line.kinds)
+        self.left_in_thinking += line.left_in_thinking
+        if line.new is not None:
+            self.lines_changed += 1
 
 
 def classify_file(path: Path) -> FileKind:
@@ -112,6 +130,34 @@ def classify_file(path: Path) -> FileKind:
 # -- the line transform ----------------------------------------------------------------------
 
 
+@dataclass(frozen=True, slots=True)
+class LineRedaction:
+    """What redacting one line found and changed (it may come from a forked process)."""
+
+    new: bytes | None  # the line's bytes (without its newline), None when they stay as they are
+    problem: str | None  # why the line is not a record we can read
+    values: tuple[FoundValue, ...]
+    kinds: tuple[str, ...]  # the kind of each secret replaced, in order
+    left_in_thinking: int = 0
+
+
+def redact_line(
+    raw: RawLine, file_scan: FileScan, scope: Scope | None, *, redact_thinking: bool
+) -> LineRedaction | None:
+    """One line redacted, or None when it has nothing to redact or report. `scope`: the
+    session its values belong to (None: the line's own `sessionId`)."""
+    scan = file_scan.scan_raw(raw)
+    if scan is None:
+        return None
+    problem = str(scan.line.problem) if scan.line.problem not in (None, LineProblem.BLANK) else None
+    if not scan.leaves:
+        return None if problem is None else LineRedaction(None, problem, (), ())
+    values = scan_values(scan, scope)
+    new, kinds, left_in_thinking = _apply(scan, redact_thinking=redact_thinking)
+    changed = None if new == raw.data else new
+    return LineRedaction(changed, problem, values, kinds, left_in_thinking)
+
+
 def _redact_line(
     raw: RawLine,
     file_scan: FileScan,
@@ -119,7 +165,14 @@ def _redact_line(
     *,
     redact_thinking: bool,
 ) -> bytes:
-    new = _changed_line(raw, file_scan, result, redact_thinking=redact_thinking)
+    """The line's bytes as they are to be written (its newline included), counted in
+    `result`, with the copies of `result.inline` replaced too."""
+    result.lines += 1
+    line = redact_line(raw, file_scan, result.scope, redact_thinking=redact_thinking)
+    new = None
+    if line is not None:
+        result.add_line(line, raw.number)
+        new = line.new
     if result.inline is not None:
         new = _inline_copies(raw, new, result, redact_thinking)
     if new is None:
@@ -133,8 +186,9 @@ def _inline_copies(
     assert result.inline is not None  # noqa: S101 - the caller's check
     data = raw.data if new is None else new
     counts = CopyCounts()
-    scope = session_of_path(result.source)
-    out = rewrite_line_copies(data, result.inline, scope, counts, redact_thinking=redact_thinking)
+    out = rewrite_line_copies(
+        data, result.inline, result.scope, counts, redact_thinking=redact_thinking
+    )
     if out == data:
         return new
     if new is not None:
@@ -143,55 +197,29 @@ def _inline_copies(
     return out
 
 
-def _changed_line(
-    raw: RawLine,
-    file_scan: FileScan,
-    result: FileRedaction,
-    *,
-    redact_thinking: bool,
-) -> bytes | None:
-    """The line's redacted bytes (without its newline), or None when it stays as it is."""
-    result.lines += 1
-    scan = file_scan.scan_raw(raw)
-    if scan is None:
-        return None
-    if scan.line.problem not in (None, LineProblem.BLANK):
-        result.problems.append((raw.number, str(scan.line.problem)))
-    if not scan.leaves:
-        return None
-    note_scan(result.values, scan, session_of_path(result.source))
-    new = _apply(scan, result, redact_thinking=redact_thinking)
-    if new == raw.data:
-        return None
-    result.lines_changed += 1
-    return new
-
-
-def _apply(scan: LineScan, result: FileRedaction, *, redact_thinking: bool) -> bytes:
+def _apply(scan: LineScan, *, redact_thinking: bool) -> tuple[bytes, tuple[str, ...], int]:
+    """The line's new bytes, the kinds replaced and how many secrets were left in thinking."""
     data = scan.line.raw.data
     if scan.line.record is None:
-        edits = [
-            (f.hit.start, f.hit.end, f.placeholder) for leaf in scan.leaves for f in leaf.found
-        ]
-        for leaf in scan.leaves:
-            result.by_kind.update(f.hit.kind for f in leaf.found)
-        result.replaced += len(edits)
-        return rewrite_text_line(data, sorted(edits))
+        found = [f for leaf in scan.leaves for f in leaf.found]
+        edits = [(f.hit.start, f.hit.end, f.placeholder) for f in found]
+        return rewrite_text_line(data, sorted(edits)), tuple(f.hit.kind for f in found), 0
     replacements: dict[str, list[tuple[int, int, str]]] = {}
+    kinds: list[str] = []
+    left_in_thinking = 0
     for leaf in scan.leaves:
         if leaf.pointer is None:
             continue
         if leaf.in_thinking and not redact_thinking:
-            result.left_in_thinking += len(leaf.found)
+            left_in_thinking += len(leaf.found)
             continue
         edits = replacements.setdefault(leaf.pointer, [])
         edits.extend((f.hit.start, f.hit.end, f.placeholder) for f in leaf.found)
-        result.by_kind.update(f.hit.kind for f in leaf.found)
-        result.replaced += len(leaf.found)
+        kinds.extend(f.hit.kind for f in leaf.found)
     for edits in replacements.values():
         edits.sort()
     try:
-        return rewrite_json_line(data, replacements)
+        return rewrite_json_line(data, replacements), tuple(kinds), left_in_thinking
     except RewriteError as exc:
         # The scanner and the rewriter disagree on the line's shape: never guess. Fall back to
         # redacting the line as text would break its JSON, so refuse the whole file instead.
@@ -285,108 +313,46 @@ def engine_of(env: Mapping[str, str] | None) -> str:
     return env.get("SCRUB_PREFILTER", "auto") or "auto"
 
 
-@dataclass(slots=True)
-class _PartRedaction:
-    """One part of a transcript redacted by a forked process into a temp file beside the
-    copy. Lines that answer a call made in an earlier part are left out of the temp file
-    (never written unredacted) and listed, to be redacted in order by the parent."""
-
-    counts: FileRedaction
-    lines: int = 0  # physical lines in the part, the left-out ones included
-    # (offset in the part file, offset in the source, line number in the part)
-    deferred: list[tuple[int, int, int]] = field(default_factory=list)
-    calls: dict[str, ToolCall] = field(default_factory=dict)
-
-
-def _redact_part(job: tuple[Path, Path, int, int, bool, bool]) -> _PartRedaction:
-    source, part_path, start, end, first, redact_thinking = job
-    part = _PartRedaction(FileRedaction(source, None, FileKind.TRANSCRIPT))
-    file_scan = parallel.part_scanner().new_file_scan()
-    with (
-        source.open("rb", buffering=IO_BUFFER) as stream,
-        part_path.open("wb", buffering=IO_BUFFER) as out,
-    ):
-        for raw, wait in parallel.part_lines(stream, file_scan, start, end, first):
-            part.lines = raw.number
-            if wait:
-                part.deferred.append((out.tell(), raw.offset, raw.number))
-                continue
-            new = _changed_line(raw, file_scan, part.counts, redact_thinking=redact_thinking)
-            out.write(raw.data if new is None else new)  # no copy of an unchanged line
-            if raw.terminated:
-                out.write(b"\n")
-    part.calls = file_scan.calls_seen()
-    return part
-
-
-def _redact_transcript_in_parts(
-    source: Path,
+def redacted_transcript(
     stream: IO[bytes],
-    dest: Path,
+    source: Path,
+    size: int,
     scanner: SecretScanner,
     result: FileRedaction,
+    *,
     redact_thinking: bool,
-    jobs: int,
+    jobs: int = 1,
 ) -> Iterator[bytes]:
-    """The redacted bytes of a large transcript, in order, made by `jobs` forked processes
-    (one part each, in 0600 temp files beside `dest`, removed at the end). Same output as
-    one process: the lines a part left out are redacted here, knowing every earlier call."""
-    bounds = parallel.part_bounds(source, source.stat().st_size, jobs * parallel.PARTS_PER_JOB)
-    part_paths = []
-    try:
-        for _ in bounds:
-            fd, name = tempfile.mkstemp(prefix=f".{dest.name}.part", suffix=".tmp", dir=dest.parent)
-            os.close(fd)
-            part_paths.append(Path(name))
-        work = [
-            (source, part_path, start, end, i == 0, redact_thinking)
-            for i, (part_path, (start, end)) in enumerate(zip(part_paths, bounds, strict=True))
-        ]
-        # Each part is copied out as soon as it is done, while later parts are still being
-        # redacted.
-        parts = parallel.run_parts(scanner, work, _redact_part, jobs)
-        before = 0
-        known: dict[str, ToolCall] = {}
-        for part, part_path in zip(parts, part_paths, strict=True):
-            counts = part.counts
-            result.lines += counts.lines
-            result.lines_changed += counts.lines_changed
-            result.replaced += counts.replaced
-            result.left_in_thinking += counts.left_in_thinking
-            result.by_kind.update(counts.by_kind)
-            result.values.update(counts.values)
-            result.problems.extend((n + before, problem) for n, problem in counts.problems)
-            file_scan = None
-            with part_path.open("rb") as redacted:
-                position = 0
-                for part_offset, source_offset, number in part.deferred:
-                    yield from _copy_range(redacted, part_offset - position)
-                    position = part_offset
-                    if file_scan is None:
-                        file_scan = scanner.new_file_scan()
-                        file_scan.remember_calls(known)
-                    stream.seek(source_offset)
-                    raw = next(iter_raw_lines(stream, offset=source_offset, number=number + before))
-                    yield _redact_line(raw, file_scan, result, redact_thinking=redact_thinking)
-                yield from _copy_range(redacted, None)
-            part_path.unlink()  # now, while later parts run: freeing its pages takes a while
-            known.update(part.calls)
-            before += part.lines
-        result.problems.sort()
-    finally:
-        for part_path in part_paths:
-            with contextlib.suppress(FileNotFoundError):
-                part_path.unlink()
+    """The redacted bytes of a transcript open as `stream`, in order, its lines redacted by
+    `jobs` processes (usecases/parts.py); the unchanged bytes between the lines that change are
+    copied from the file as they are."""
+    scope = result.scope
+
+    def redact(raw: RawLine, file_scan: FileScan) -> LineRedaction | None:
+        return redact_line(raw, file_scan, scope, redact_thinking=redact_thinking)
+
+    lines = TranscriptLines(stream, source, size, scanner, redact, jobs=jobs)
+    fd = stream.fileno()
+    copied = 0  # the bytes before this offset are written
+    for line in lines:
+        result.add_line(line.result, line.number)
+        new = line.result.new
+        if new is not None:
+            yield from _file_range(fd, copied, line.offset)
+            yield new + b"\n" if line.terminated else new
+            copied = line.end
+    yield from _file_range(fd, copied, lines.end)
+    result.lines += lines.lines
 
 
-def _copy_range(stream: IO[bytes], size: int | None) -> Iterator[bytes]:
-    """`size` bytes (all that is left when None) of a stream, in blocks."""
-    while size is None or size > 0:
-        block = stream.read(_COPY_BLOCK if size is None else min(_COPY_BLOCK, size))
+def _file_range(fd: int, start: int, end: int) -> Iterator[bytes]:
+    """The bytes [start, end) of an open file, in blocks (read where they are: the stream's
+    own position is left alone)."""
+    while start < end:
+        block = os.pread(fd, min(_COPY_BLOCK, end - start), start)
         if not block:
             return
-        if size is not None:
-            size -= len(block)
+        start += len(block)
         yield block
 
 

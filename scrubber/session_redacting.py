@@ -17,7 +17,7 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from scrubber import parallel, paths
+from scrubber import paths
 from scrubber.detection.known_values import KnownValues, ValueIndex
 from scrubber.detection.scan import SecretScanner
 from scrubber.durable import atomic_write, fsync_dir
@@ -27,15 +27,15 @@ from scrubber.redacting import (
     _SYNC_EVERY,
     FileKind,
     FileRedaction,
-    _redact_transcript_in_parts,
     _same_file,
     classify_file,
     engine_of,
     redact_in_place,
     redact_text_stream,
-    redact_transcript_lines,
+    redacted_transcript,
 )
 from scrubber.transcript.jsonl import IO_BUFFER
+from scrubber.usecases import parts
 from scrubber.value_copies import CopyCounts, has_copies, rewrite_copies, session_of_path
 
 # A copy's first pass, beside its destination until every file of its session was redacted.
@@ -106,15 +106,18 @@ def _first_pass(
         )
         os.close(fd)
         temp = Path(name)
-        jobs = parallel.scan_jobs(source_stat.st_size) if kind is FileKind.TRANSCRIPT else 1
+        size = source_stat.st_size
+        jobs = parts.scan_jobs(size) if kind is FileKind.TRANSCRIPT else 1
         with source.open("rb", buffering=IO_BUFFER) as stream:
-            if jobs > 1:
-                chunks = _redact_transcript_in_parts(
-                    source, stream, dest, scanner, result, redact_thinking, jobs
-                )
-            elif kind is FileKind.TRANSCRIPT:
-                chunks = redact_transcript_lines(
-                    stream, scanner, result, redact_thinking=redact_thinking
+            if kind is FileKind.TRANSCRIPT:
+                chunks = redacted_transcript(
+                    stream,
+                    source,
+                    size,
+                    scanner,
+                    result,
+                    redact_thinking=redact_thinking,
+                    jobs=jobs,
                 )
             else:
                 chunks = redact_text_stream(stream, scanner, result)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import bisect
 import os
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -49,17 +49,27 @@ _BINARY_SNIFF = 8192
 _COUNT_BLOCK = 1 << 20
 
 
-def note_scan(known: KnownValues, scan: LineScan, scope: Scope | None) -> None:
-    """Remember the values a line's scan found. `scope`: the session (None: the line's own
+# A value a detector found, what it was found as, and the scope (session) it belongs to.
+FoundValue = tuple[str, ValueInfo, Scope]
+
+
+def scan_values(scan: LineScan, scope: Scope | None) -> tuple[FoundValue, ...]:
+    """The values a line's scan found, to remember. `scope`: the session (None: the line's own
     `sessionId`, as in history.jsonl, where each line belongs to one session)."""
     if not scan.leaves:
-        return
+        return ()
     where = scope if scope is not None else scan.session_id
     if where is None:
-        return
-    for value, _, _, _, _, item in found_values(scan):
-        hit = item.hit
-        known.add(value, ValueInfo(hit.kind, hit.detector, item.fingerprint, item.prefix), where)
+        return ()
+    return tuple(
+        (value, ValueInfo(item.hit.kind, item.hit.detector, item.fingerprint, item.prefix), where)
+        for value, _, _, _, _, item in found_values(scan)
+    )
+
+
+def remember(known: KnownValues, values: Iterable[FoundValue]) -> None:
+    for value, info, scope in values:
+        known.add(value, info, scope)
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,7 +93,7 @@ def scope_of(session_id: str | None, path: Path) -> Scope:
 
 def jsonl_copies(block: Block, index: ValueIndex, scope: Scope | None) -> Iterator[LineCopies]:
     """The copies on the candidate lines of a block of a JSONL file. `scope`: as for
-    `note_scan` (None: each line's own `sessionId`)."""
+    `scan_values` (None: each line's own `sessionId`)."""
     data = block.data
     for start, end, numbers in block.candidates:
         line = parse_line(RawLine(0, start, data[start:end], True), json_loads_for_strings)

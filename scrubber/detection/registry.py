@@ -1,10 +1,11 @@
-"""Which detectors run, for which path: the full set (our rules and detect-secrets' plugins) for
-audit and redact, the light set (our rules only) for the status line, and the scanners over
-them. One rule decides what a policy's `disabled_detectors` turns off, for both sets.
+"""Which detectors run, for which path: the full set (our rules and the plugins of
+detect_secrets_adapter.py) for audit and redact, the light set (our rules only) for the status
+line, and the scanners over them. One rule decides what a policy's `disabled_detectors` turns
+off, for both sets.
 
-Importing this module imports no detect-secrets code: the status line builds its scanner here,
-and must stay light (tests/unit/hooks/test_hooks_status_line.py). The adapter is imported only
-when the full set is built.
+The status line builds its scanner here and must stay light
+(tests/unit/hooks/test_hooks_status_line.py): the adapter is imported only when the full set is
+built, never when this module is.
 """
 
 from __future__ import annotations
@@ -24,29 +25,29 @@ from scrubber.policy.model import Allowlist, Policy
 # The adapter's detector names (detect_secrets_adapter.DETECTOR_NAME and its suffixes), spelled
 # out so that the rule below needs no import of the adapter; tests/unit/detection/test_registry.py
 # checks that they match.
-DETECT_SECRETS = "detect-secrets"
-DETECT_SECRETS_CONFIG_KEYWORDS = DETECT_SECRETS + "-config-keywords"
+ADAPTER_NAME = "detect-secrets"
+ADAPTER_CONFIG_KEYWORDS_NAME = ADAPTER_NAME + "-config-keywords"
 
 PREFILTER_ENGINES = ("auto", "hyperscan", "python")
 
 
 def enabled(detectors: Iterable[Detector], disabled: Iterable[str]) -> tuple[Detector, ...]:
-    """`detectors` without those `disabled` names. detect-secrets is one detector to the user:
+    """`detectors` without those `disabled` names. The adapter is one detector to the user:
     disabling it disables its keyword plugin's config-file half too."""
     off = set(disabled)
-    if DETECT_SECRETS in off:
-        off.add(DETECT_SECRETS_CONFIG_KEYWORDS)
+    if ADAPTER_NAME in off:
+        off.add(ADAPTER_CONFIG_KEYWORDS_NAME)
     return tuple(d for d in detectors if d.name not in off)
 
 
 def light_detectors(disabled: Iterable[str] = ()) -> tuple[Detector, ...]:
-    """Our own rules: what the status line runs (no detect-secrets, whose import alone costs
-    more than a status-line call may)."""
+    """Our own rules: what the status line runs (not the adapter: importing its library alone
+    takes longer than a status-line call may)."""
     return enabled(ALL_RULES, disabled)
 
 
 def full_detectors(disabled: Iterable[str] = ()) -> tuple[Detector, ...]:
-    """Our rules plus detect-secrets' plugins: what audit and redact run."""
+    """Our rules plus the adapter's plugins: what audit and redact run."""
     from scrubber.detection.detect_secrets_adapter import (
         DetectSecretsConfigKeywords,
         DetectSecretsDetector,

@@ -9,11 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from scrubber import parallel, pipeline
+from scrubber import pipeline
 from scrubber.demo import fake_aws_secret_key
 from scrubber.detection.registry import build_scanner
 from scrubber.policy.model import Policy
 from scrubber.redacting import redact_copy
+from scrubber.usecases import parts
 from tests.conftest import Sandbox
 
 
@@ -37,8 +38,8 @@ def test_a_value_found_in_the_last_part_reaches_the_first(
     source = tmp_path / "s.jsonl"
     _world(source, secret)
     monkeypatch.setenv("SCRUB_JOBS", str(jobs))
-    monkeypatch.setattr(parallel, "BYTES_PER_JOB", 16 * 1024)
-    assert parallel.scan_jobs(source.stat().st_size) == jobs
+    monkeypatch.setattr(parts, "BYTES_PER_JOB", 16 * 1024)
+    assert parts.scan_jobs(source.stat().st_size) == jobs
     scanner = build_scanner(Policy(), sandbox.scrub_home)
     target = pipeline.ScanTarget(source, True, "s", None, None)
     report = pipeline.audit([target], scanner)

@@ -15,8 +15,8 @@ ROOT = Path(__file__).resolve().parents[3]
 
 
 def test_the_registry_spells_the_adapters_names() -> None:
-    assert adapter.DetectSecretsDetector.name == registry.DETECT_SECRETS
-    assert adapter.DetectSecretsConfigKeywords.name == registry.DETECT_SECRETS_CONFIG_KEYWORDS
+    assert adapter.DetectSecretsDetector.name == registry.ADAPTER_NAME
+    assert adapter.DetectSecretsConfigKeywords.name == registry.ADAPTER_CONFIG_KEYWORDS_NAME
 
 
 def test_the_full_set_is_our_rules_and_detect_secrets() -> None:
@@ -34,13 +34,13 @@ def test_the_light_set_is_our_rules_only() -> None:
 
 
 def test_one_rule_for_disabled_detectors_in_both_sets() -> None:
-    disabled = (ALL_RULES[0].name, registry.DETECT_SECRETS)
+    disabled = (ALL_RULES[0].name, registry.ADAPTER_NAME)
     full = {d.name for d in registry.full_detectors(disabled)}
     light = {d.name for d in registry.light_detectors(disabled)}
     assert ALL_RULES[0].name not in full | light
-    # detect-secrets takes its config-file half along, not its shapes detector.
-    assert registry.DETECT_SECRETS not in full
-    assert registry.DETECT_SECRETS_CONFIG_KEYWORDS not in full
+    # The adapter takes its config-file half along, not its shapes detector.
+    assert registry.ADAPTER_NAME not in full
+    assert registry.ADAPTER_CONFIG_KEYWORDS_NAME not in full
     assert adapter.DetectSecretsShapeDetector.name in full
     assert full - {adapter.DetectSecretsShapeDetector.name} == light
 
