@@ -29,6 +29,16 @@ from scrubber.detection.known_values import KnownValues, Scope, ValueIndex, Valu
 from scrubber.detection.scan import FileScan, LineScan, SecretScanner
 from scrubber.errors import BusyError, InputError, ScrubberError
 from scrubber.policy.model import ThinkingMode
+from scrubber.redaction.copies import (
+    CopyCounts,
+    FoundValue,
+    has_copies,
+    remember,
+    rewrite_copies,
+    rewrite_line_copies,
+    scan_values,
+    session_of_path,
+)
 from scrubber.redaction.rewrite import (
     RewriteError,
     replace_spans,
@@ -44,16 +54,6 @@ from scrubber.transcript.jsonl import (
     parse_line,
 )
 from scrubber.usecases.parts import TranscriptLines
-from scrubber.value_copies import (
-    CopyCounts,
-    FoundValue,
-    has_copies,
-    remember,
-    rewrite_copies,
-    rewrite_line_copies,
-    scan_values,
-    session_of_path,
-)
 
 _BINARY_SNIFF = 8192
 _TEXT_BLOCK = 1 << 20
@@ -90,7 +90,7 @@ class FileRedaction:
     problems: list[tuple[int, str]] = field(default_factory=list)
     folded_tail_bytes: int = 0  # bytes appended by another writer during an in-place rewrite
     skipped: str | None = None  # why the file was not written
-    # The values its detectors found, for the pass over their copies (value_copies.py): in
+    # The values its detectors found, for the pass over their copies (redaction/copies.py): in
     # memory only, while the run needs them (emptied before the result is handed back).
     values: KnownValues = field(default_factory=KnownValues, repr=False, compare=False)
     # Known values whose copies are replaced line by line as they are redacted (the tail an

@@ -1,5 +1,5 @@
 """Redacting a session's files together: a value a detector found in any of them is redacted
-in all of them (issue 12; value_copies.py), in copies and in place.
+in all of them (issue 12; redaction/copies.py), in copies and in place.
 
 Copies: each file's first pass (redacting.py's, unchanged) goes to a temp file beside its
 destination; once every file was redacted, the values found in all of them are looked for in
@@ -34,9 +34,9 @@ from scrubber.redacting import (
     redact_text_stream,
     redacted_transcript,
 )
+from scrubber.redaction.copies import CopyCounts, has_copies, rewrite_copies, session_of_path
 from scrubber.transcript.jsonl import IO_BUFFER
 from scrubber.usecases import parts
-from scrubber.value_copies import CopyCounts, has_copies, rewrite_copies, session_of_path
 
 # A copy's first pass, beside its destination until every file of its session was redacted.
 _PENDING_SUFFIX = ".scrub-pending"

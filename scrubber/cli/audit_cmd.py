@@ -19,13 +19,9 @@ from scrubber.cli.progress import ProgressLine
 from scrubber.cli.render import render_json, render_sarif, render_text
 from scrubber.detection.registry import build_scanner
 from scrubber.errors import ExitCode, UsageError
-from scrubber.pipeline import (
-    ScanTarget,
-    audit,
-    targets_from_paths,
-    targets_in_config,
-    update_audit_cache,
-)
+from scrubber.usecases.audit import audit, update_audit_cache
+from scrubber.usecases.audit_report import ScanTarget
+from scrubber.usecases.audit_targets import targets_from_paths, targets_in_config
 
 
 class AuditFormat(StrEnum):
@@ -131,7 +127,7 @@ def register(app: typer.Typer) -> None:
                 )
             for given in paths_:
                 # A path the user typed that is not there is a usage error (exit 2), as for
-                # redact; the pipeline's InputError (exit 3) is for files that vanish mid-run.
+                # redact; the audit's InputError (exit 3) is for files that vanish mid-run.
                 if not given.exists() and not given.is_symlink():
                     raise UsageError(f"{given}: no such file or folder")
                 refuse_special_file(given, "audited")

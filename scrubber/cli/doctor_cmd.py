@@ -77,7 +77,7 @@ def check_config_dir(config: Path) -> Iterator[Check]:
         )
     else:
         yield Check("config dir", Level.OK, f"{config} (mode {mode:04o})")
-    from scrubber.pipeline import permission_warnings
+    from scrubber.usecases.audit import permission_warnings
 
     transcripts = sorted(paths.projects_dir(config).glob("*/*.jsonl"))
     for warning in permission_warnings(transcripts)[:5]:
@@ -278,9 +278,7 @@ def check_worker(home: Path) -> Check:
             f"the interpreter {python} is gone: queued sessions are never processed",
             "run install.sh (or `scrub install`) again",
         )
-    probe = (
-        "import scrubber.hooks.worker, scrubber.archiving, scrubber.redacting, scrubber.pipeline"
-    )
+    probe = "import scrubber.hooks.worker, scrubber.archiving, scrubber.redacting, scrubber.usecases.audit"
     try:
         done = subprocess.run(
             [str(python), "-c", probe], capture_output=True, timeout=60, check=False

@@ -433,15 +433,15 @@ class PipelineActions:
         return _redact_in_place(ctx)
 
     def summarize(self, ctx: JobContext) -> Mapping[str, Any]:
-        from scrubber import pipeline
         from scrubber.detection.registry import build_scanner
+        from scrubber.usecases.audit import audit, update_audit_cache
 
         scanner = build_scanner(ctx.policy, ctx.home)
         if not ctx.transcript.is_file():
             raise InputError(f"cannot read {ctx.transcript}: no such file")
-        report = pipeline.audit(session_targets(ctx), scanner, env=ctx.env)
+        report = audit(session_targets(ctx), scanner, env=ctx.env)
         totals = report.totals()
-        pipeline.update_audit_cache(ctx.home, report)
+        update_audit_cache(ctx.home, report)
         return {
             "occurrences": totals["occurrences"],
             "distinct": totals["distinct"],
@@ -453,10 +453,11 @@ class PipelineActions:
 
 def session_targets(ctx: JobContext) -> list[Any]:
     """The session's transcript and, when the policy scans side files, its bundle's files."""
-    from scrubber import pipeline
     from scrubber.transcript.sessions import session_bundle
+    from scrubber.usecases.audit_report import ScanTarget
+    from scrubber.usecases.audit_targets import targets_from_paths
 
-    targets = [pipeline.ScanTarget(ctx.transcript, True, ctx.job.session_id, ctx.project, None)]
+    targets = [ScanTarget(ctx.transcript, True, ctx.job.session_id, ctx.project, None)]
     if not ctx.policy.detection.scan_side_files:
         return targets
     extra = [
@@ -465,7 +466,7 @@ def session_targets(ctx: JobContext) -> list[Any]:
         if p != ctx.transcript and not p.is_symlink()
     ]
     with contextlib.suppress(InputError):
-        targets.extend(pipeline.targets_from_paths(extra))
+        targets.extend(targets_from_paths(extra))
     return targets
 
 

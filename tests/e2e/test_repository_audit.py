@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from scrubber.detection.registry import build_scanner
-from scrubber.pipeline import audit, targets_from_paths
 from scrubber.policy.model import Policy
+from scrubber.usecases.audit import audit
+from scrubber.usecases.audit_targets import targets_from_paths
 
 REPO = Path(__file__).resolve().parents[2]
 SOURCES = ["scrubber", "tests", "bench", "hooks", "policies", ".ci", ".claude-plugin"]

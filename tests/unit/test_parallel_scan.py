@@ -20,10 +20,11 @@ from scrubber.detection.fingerprint import Fingerprinter
 from scrubber.detection.registry import build_detectors
 from scrubber.detection.scan import SecretScanner
 from scrubber.errors import UsageError
-from scrubber.pipeline import ScanTarget, audit_file
 from scrubber.policy.model import Policy
 from scrubber.redacting import FileRedaction, redact_copy
 from scrubber.usecases import parts
+from scrubber.usecases.audit import audit_file
+from scrubber.usecases.audit_report import ScanTarget
 from scrubber.usecases.parts import scan_jobs
 
 SCANNER = SecretScanner(build_detectors(Policy.default()), Fingerprinter(b"k" * 32))

@@ -1,16 +1,17 @@
-"""The use cases, where the layers meet: audit (and, as they land, redact, archive, sweep).
+"""The audit use case: find secrets in transcripts and side files without printing them.
 
-Everything here takes its inputs explicitly (paths, a policy, the environment, `now`) and
-returns values; the CLI renders them. Nothing here prints.
+Everything here takes its inputs explicitly (paths, a policy, the environment) and returns
+values; the CLI renders them, the worker logs them. Nothing here prints.
 """
 
 from __future__ import annotations
 
+import bisect
+import json
 import os
 import stat
-from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO
 
@@ -19,184 +20,16 @@ from scrubber.detection.detector import PLAIN
 from scrubber.detection.finding import Finding
 from scrubber.detection.known_values import KnownValues, Scope, ValueInfo
 from scrubber.detection.scan import FileScan, LineScan, SecretScanner
-from scrubber.errors import InputError
-from scrubber.transcript import sessions as session_discovery
+from scrubber.durable import atomic_write
+from scrubber.redaction.copies import FoundValue, remember, scan_values, scope_of
 from scrubber.transcript.jsonl import IO_BUFFER, RawLine, iter_raw_lines
 from scrubber.usecases import parts
+from scrubber.usecases.audit_copies import add_copies
+from scrubber.usecases.audit_report import FINGERPRINT_SHOWN, AuditReport, FileAudit, ScanTarget
 from scrubber.usecases.parts import Progress, TranscriptLines
-from scrubber.value_copies import FoundValue, add_copies, remember, scan_values, scope_of
 
-FINGERPRINT_SHOWN = 16  # hex characters of the keyed fingerprint shown in reports
 _TEXT_BLOCK = 1 << 20  # text side files are scanned in blocks of about this many bytes
 _BINARY_SNIFF = 8192
-
-
-@dataclass(frozen=True, slots=True)
-class ScanTarget:
-    """One file to scan, and what we know of it."""
-
-    path: Path
-    is_transcript: bool
-    session_id: str | None = None
-    project: str | None = None
-    title: str | None = None  # raw; redacted before display
-    role: str = "transcript"  # transcript, subagent, tool-result, file-history, history, …
-
-
-@dataclass(slots=True)
-class FileAudit:
-    target: ScanTarget
-    findings: list[Finding] = field(default_factory=list)
-    problems: list[tuple[int, str]] = field(default_factory=list)  # (line, why it is not JSON)
-    size: int = 0
-    mtime_ns: int = 0  # as the file was when the scan began (the audit cache is keyed on it)
-    error: str | None = None  # set when the file could not be read at all
-    title: str | None = None  # redacted
-    # Line number by byte offset, of the lines with findings: where counting lines starts
-    # when a copy of a found value is placed (value_copies.LineNumbers).
-    line_starts: dict[int, int] = field(default_factory=dict, repr=False)
-
-
-@dataclass(slots=True)
-class AuditReport:
-    files: list[FileAudit]
-    warnings: list[str]
-
-    @property
-    def findings(self) -> Iterator[Finding]:
-        for audit in self.files:
-            yield from audit.findings
-
-    @property
-    def bytes_scanned(self) -> int:
-        return sum(f.size for f in self.files)
-
-    def totals(self) -> dict[str, object]:
-        by_kind: dict[str, Counter[str]] = {}
-        occurrences = 0
-        distinct: set[str] = set()
-        in_thinking = 0
-        for finding in self.findings:
-            occurrences += 1
-            distinct.add(finding.fingerprint)
-            by_kind.setdefault(finding.kind, Counter())[finding.fingerprint] += 1
-            in_thinking += finding.in_thinking
-        return {
-            "occurrences": occurrences,
-            "distinct": len(distinct),
-            "in_thinking": in_thinking,
-            "files_with_findings": sum(1 for f in self.files if f.findings),
-            "by_kind": {
-                kind: {"occurrences": sum(c.values()), "distinct": len(c)}
-                for kind, c in sorted(by_kind.items())
-            },
-        }
-
-    @property
-    def has_findings(self) -> bool:
-        return any(f.findings for f in self.files)
-
-
-# -- what to scan ---------------------------------------------------------------------------
-
-
-def targets_in_config(
-    config: Path,
-    *,
-    session: str | None = None,
-    project: str | None = None,
-    include_side_files: bool = True,
-) -> list[ScanTarget]:
-    """Every session (and its side files) and the global side files under a config dir."""
-    discovery = session_discovery.discover(config)
-    wanted = (
-        session_discovery.find_session(config, session, discovery=discovery).id if session else None
-    )
-    targets: list[ScanTarget] = []
-    for info in discovery.sessions:
-        if wanted is not None and info.id != wanted:
-            continue
-        if project and project not in info.project and project != str(info.cwd or ""):
-            continue
-        targets.append(
-            ScanTarget(info.transcript, True, info.id, info.project, info.title, "transcript")
-        )
-        if include_side_files:
-            targets.extend(_side_targets(info))
-    if include_side_files and not session and not project:
-        # `debug/<id>.txt` is both a global side file and part of its session's bundle: scan
-        # it once, or its findings count twice.
-        seen = {target.path for target in targets}
-        for side in discovery.side_files:
-            if side.path not in seen:
-                targets.append(_file_target(side.path, side.session_id, None, side.kind.value))
-    return targets
-
-
-def _side_targets(info: session_discovery.SessionInfo) -> Iterator[ScanTarget]:
-    for path in info.bundle_paths():
-        if path == info.transcript:
-            continue
-        for file in _walk_files(path):
-            yield _file_target(file, info.id, info.project, _role_of(file))
-
-
-def _role_of(path: Path) -> str:
-    parts = path.parts
-    for role in ("subagents", "tool-results", "file-history", "shell-snapshots", "paste-cache",
-                 "debug", "session-env", "todos", "tasks"):  # fmt: skip
-        if role in parts:
-            return "subagent" if role == "subagents" else role
-    if path.name == "history.jsonl":
-        return "history"
-    if path.suffix == ".jsonl":
-        # A transcript named on the command line, or a legacy `agent-*.jsonl` beside one.
-        return "subagent" if path.name.startswith("agent-") else "transcript"
-    return "side-file"
-
-
-def _file_target(path: Path, session: str | None, project: str | None, role: str) -> ScanTarget:
-    return ScanTarget(path, path.suffix == ".jsonl", session, project, None, role)
-
-
-def _walk_files(path: Path) -> Iterator[Path]:
-    """Regular files at or below `path`, never following symlinks."""
-    if path.is_symlink():
-        return
-    if path.is_file():
-        yield path
-        return
-    if not path.is_dir():
-        return
-    for root, dirs, files in os.walk(path, followlinks=False):
-        dirs.sort()
-        for name in sorted(files):
-            file = Path(root) / name
-            if not file.is_symlink() and file.is_file():
-                yield file
-
-
-def targets_from_paths(given: Sequence[Path]) -> list[ScanTarget]:
-    """Files and folders named on the command line."""
-    targets: list[ScanTarget] = []
-    for path in given:
-        if not path.exists() and not path.is_symlink():
-            raise InputError(f"{path}: no such file or folder")
-        if path.is_dir():
-            found = list(_walk_files(path))
-            targets.extend(_file_target(f, _session_of(f), None, _role_of(f)) for f in found)
-        elif path.is_symlink():
-            raise InputError(f"{path}: is a symbolic link; name the file it points to")
-        else:
-            targets.append(_file_target(path, _session_of(path), None, _role_of(path)))
-    return targets
-
-
-def _session_of(path: Path) -> str | None:
-    return path.stem if path.suffix == ".jsonl" and path.name != "history.jsonl" else None
-
-
-# -- scanning -------------------------------------------------------------------------------
 
 
 def audit(
@@ -206,7 +39,7 @@ def audit(
     progress: Progress | None = None,
     env: Mapping[str, str] | None = None,
 ) -> AuditReport:
-    """Every target scanned, then the copies of what was found (see value_copies.py): a value
+    """Every target scanned, then the copies of what was found (see audit_copies.py): a value
     found in one file of a session is a finding wherever else the session holds it."""
     known = KnownValues()
     files = [audit_file(t, scanner, progress=progress, known=known) for t in targets]
@@ -376,8 +209,6 @@ def _scan_text_block(
     starts = [0]
     for line in lines[:-1]:
         starts.append(starts[-1] + len(line) + 1)
-    import bisect
-
     scope = scope_of(target.session_id, target.path)
     for item in found:
         hit = item.hit
@@ -456,10 +287,6 @@ def update_audit_cache(home: Path, report: AuditReport) -> None:
     """Remember each audited session's distinct secrets with its transcript's size and mtime as
     they were when the scan began, so `scrub sessions` shows the count only while the transcript
     is still the one audited. Best effort: a cache that cannot be written is not updated."""
-    import json
-
-    from scrubber.transcript.jsonl import atomic_write
-
     path = paths.state_dir(home) / AUDIT_CACHE_NAME
     try:
         data = json.loads(path.read_bytes())

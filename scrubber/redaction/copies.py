@@ -1,24 +1,21 @@
-"""Copies of found values in a session's files: the audit's findings by value, and the
-redaction's second pass (see detection/known_values.py for what a copy is and the guards).
+"""Copies of found values in a session's files (see detection/known_values.py for what a copy
+is and the guards): the values a scan found, where their copies are, and a redacted file's
+bytes with the copies a first pass missed replaced.
 
-Audit: after the detectors' scan of every file, each file of a session that has known values
-is searched once more (one literal search over its bytes) and every copy that is not already a
-finding becomes one, marked `by_value`. Redaction: the output a first pass wrote is searched the
-same way; any copy left there is one that pass missed, and only the lines holding one are
-rewritten (string leaves only, never a protected field).
+The output a first pass wrote is searched for the values found in any file of its session; any
+copy left there is one that pass missed, and only the lines holding one are rewritten (string
+leaves only, never a protected field).
 """
 
 from __future__ import annotations
 
 import bisect
-import os
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, Any
 
-from scrubber.detection.finding import Finding
 from scrubber.detection.known_values import (
     Block,
     Copy,
@@ -40,14 +37,6 @@ from scrubber.redaction.rewrite import (
     rewrite_text_line,
 )
 from scrubber.transcript.jsonl import RawLine, json_loads_for_strings, parse_line
-
-if TYPE_CHECKING:
-    from scrubber.pipeline import FileAudit
-
-FINGERPRINT_SHOWN = 16  # as in pipeline.py: the hex digits of a fingerprint a report shows
-_BINARY_SNIFF = 8192
-_COUNT_BLOCK = 1 << 20
-
 
 # A value a detector found, what it was found as, and the scope (session) it belongs to.
 FoundValue = tuple[str, ValueInfo, Scope]
@@ -82,13 +71,33 @@ class LineCopies:
     copies: list[Copy]
 
 
-def is_binary(path: Path) -> bool:
-    with path.open("rb") as stream:
-        return b"\0" in stream.read(_BINARY_SNIFF)
-
-
 def scope_of(session_id: str | None, path: Path) -> Scope:
     return session_id or session_of_path(path) or str(path)
+
+
+def session_of_path(path: Path) -> Scope | None:
+    """The session a file of a config dir belongs to, from where it sits (the session bundle's
+    layout: `projects/<p>/<id>.jsonl`, `projects/<p>/<id>/…`, `file-history/<id>/…`,
+    `session-env/<id>/…`, `debug/<id>.txt`); None for history.jsonl (each of its lines names
+    its own session); else the file is a scope of its own."""
+    if path.name == "history.jsonl":
+        return None
+    parts = path.parts
+    last = len(parts) - 1
+    for i in range(last - 1, -1, -1):
+        part = parts[i]
+        if part == "projects" and i + 2 <= last:
+            item = parts[i + 2]
+            if i + 2 < last:
+                return item
+            if item.endswith(".jsonl") and not item.startswith("agent-"):
+                return item[: -len(".jsonl")]
+            break
+        if part in ("file-history", "session-env") and i + 1 < last:
+            return parts[i + 1]
+        if part == "debug" and i + 1 == last and path.suffix == ".txt":
+            return path.stem
+    return str(path)
 
 
 def jsonl_copies(block: Block, index: ValueIndex, scope: Scope | None) -> Iterator[LineCopies]:
@@ -139,162 +148,6 @@ def text_copies(block: Block, index: ValueIndex, scope: Scope) -> list[tuple[int
         i = bisect.bisect_right(starts, start) - 1
         result.append((i, start - starts[i], end - starts[i], n))
     return result
-
-
-# -- audit ---------------------------------------------------------------------------------
-
-
-def audit_copies(
-    path: Path,
-    is_transcript: bool,
-    session_id: str | None,
-    history: bool,
-    existing: Sequence[Finding],
-    index: ValueIndex,
-    line_starts: Mapping[int, int],
-) -> list[Finding]:
-    """The findings by value in one file: copies of the index's values (for the file's
-    session, or each line's in history.jsonl) that no finding covers yet."""
-    if not index or is_binary(path):
-        return []
-    scope = None if history else scope_of(session_id, path)
-    covered: dict[tuple[int, str | None], list[tuple[int, int]]] = {}
-    for finding in existing:
-        covered.setdefault((finding.line, finding.json_path), []).append(finding.span)
-    new: list[Finding] = []
-    with path.open("rb") as stream:
-        numbers = LineNumbers(stream.fileno(), line_starts)
-        for block in blocks(stream, index):
-            if not block.candidates:
-                continue
-            if is_transcript:
-                for line in jsonl_copies(block, index, scope):
-                    number = numbers.at(block.file_offset(line.start))
-                    new.extend(_line_findings(path, number, line, session_id, covered, index))
-            else:
-                assert scope is not None  # noqa: S101 - only history.jsonl has no one scope
-                for i, start, end, n in text_copies(block, index, scope):
-                    copy = Copy(None, start, end, n)
-                    number = numbers.at(block.offset) + i
-                    new.extend(_findings(path, number, copy, session_id, None, covered, index))
-    return new
-
-
-def add_copies(
-    files: Sequence[FileAudit], known: KnownValues, env: Mapping[str, str] | None = None
-) -> None:
-    """Add to each file's findings the copies of `known` values no detector found there."""
-    if not len(known):
-        return
-    env = os.environ if env is None else env
-    index = known.index(env.get("SCRUB_PREFILTER", "auto") or "auto")
-    scopes = known.scopes()
-    for audit_result in files:
-        target = audit_result.target
-        history = target.role == "history"
-        scope = scope_of(target.session_id, target.path)
-        if audit_result.title:
-            audit_result.title = index.redact(audit_result.title, scope)
-        if audit_result.error or (not history and scope not in scopes):
-            continue
-        try:
-            new = audit_copies(
-                target.path,
-                target.is_transcript,
-                target.session_id,
-                history,
-                audit_result.findings,
-                index,
-                audit_result.line_starts,
-            )
-        except OSError as exc:
-            audit_result.error = f"cannot read: {exc.strerror or exc}"
-            continue
-        if new:
-            audit_result.findings.extend(new)
-            audit_result.findings.sort(key=lambda f: f.line)  # stable: detectors' first
-
-
-class LineNumbers:
-    """The line numbers of line starts in one file, counted only when asked, from the nearest
-    line start whose number is known (a line with a finding, a part's first line): a file
-    whose copies are all findings already costs no count."""
-
-    def __init__(self, fd: int, known: Mapping[int, int]) -> None:
-        self._fd = fd
-        pairs = sorted({0: 1, **known}.items())
-        self._offsets = [offset for offset, _ in pairs]
-        self._numbers = [number for _, number in pairs]
-
-    def at(self, offset: int) -> int:
-        i = bisect.bisect_right(self._offsets, offset) - 1
-        start, number = self._offsets[i], self._numbers[i]
-        if start == offset:
-            return number
-        at = start
-        while at < offset:
-            chunk = os.pread(self._fd, min(_COUNT_BLOCK, offset - at), at)
-            if not chunk:
-                break
-            number += chunk.count(b"\n")
-            at += len(chunk)
-        self._offsets.insert(i + 1, offset)
-        self._numbers.insert(i + 1, number)
-        return number
-
-
-def _line_findings(
-    path: Path,
-    number: int,
-    line: LineCopies,
-    session_id: str | None,
-    covered: dict[tuple[int, str | None], list[tuple[int, int]]],
-    index: ValueIndex,
-) -> Iterator[Finding]:
-    record = line.record or {}
-    session = record.get("sessionId")
-    uuid = record.get("uuid")
-    for copy in line.copies:
-        yield from _findings(
-            path,
-            number,
-            copy,
-            session if isinstance(session, str) else session_id,
-            uuid if isinstance(uuid, str) else None,
-            covered,
-            index,
-        )
-
-
-def _findings(
-    path: Path,
-    number: int,
-    copy: Copy,
-    session_id: str | None,
-    record_uuid: str | None,
-    covered: dict[tuple[int, str | None], list[tuple[int, int]]],
-    index: ValueIndex,
-) -> Iterator[Finding]:
-    for start, end in covered.get((number, copy.pointer), ()):
-        if start < copy.end and copy.start < end:
-            return  # a detector found it there already
-    info = index.info(copy.value)
-    yield Finding(
-        file=str(path),
-        line=number,
-        json_path=copy.pointer,
-        span=(copy.start, copy.end),
-        kind=info.kind,
-        detector=info.detector,
-        fingerprint=info.fingerprint[:FINGERPRINT_SHOWN],
-        session_id=session_id,
-        record_uuid=record_uuid,
-        source=None,
-        in_thinking=copy.in_thinking,
-        length=copy.end - copy.start,
-        prefix=info.prefix,
-        by_value=True,
-    )
 
 
 # -- redaction -------------------------------------------------------------------------------
@@ -425,28 +278,3 @@ def _rewrite_text_block(
 def placeholder_of(index: ValueIndex, number: int) -> str:
     info = index.info(number)
     return make_placeholder(info.kind, info.fingerprint)
-
-
-def session_of_path(path: Path) -> Scope | None:
-    """The session a file of a config dir belongs to, from where it sits (the session bundle's
-    layout: `projects/<p>/<id>.jsonl`, `projects/<p>/<id>/…`, `file-history/<id>/…`,
-    `session-env/<id>/…`, `debug/<id>.txt`); None for history.jsonl (each of its lines names
-    its own session); else the file is a scope of its own."""
-    if path.name == "history.jsonl":
-        return None
-    parts = path.parts
-    last = len(parts) - 1
-    for i in range(last - 1, -1, -1):
-        part = parts[i]
-        if part == "projects" and i + 2 <= last:
-            item = parts[i + 2]
-            if i + 2 < last:
-                return item
-            if item.endswith(".jsonl") and not item.startswith("agent-"):
-                return item[: -len(".jsonl")]
-            break
-        if part in ("file-history", "session-env") and i + 1 < last:
-            return parts[i + 1]
-        if part == "debug" and i + 1 == last and path.suffix == ".txt":
-            return path.stem
-    return str(path)
