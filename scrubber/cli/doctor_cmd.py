@@ -278,7 +278,7 @@ def check_worker(home: Path) -> Check:
             f"the interpreter {python} is gone: queued sessions are never processed",
             "run install.sh (or `scrub install`) again",
         )
-    probe = "import scrubber.hooks.worker, scrubber.archiving, scrubber.redacting, scrubber.usecases.audit"
+    probe = "import scrubber.hooks.worker, scrubber.archiving, scrubber.usecases.redact, scrubber.usecases.audit"
     try:
         done = subprocess.run(
             [str(python), "-c", probe], capture_output=True, timeout=60, check=False

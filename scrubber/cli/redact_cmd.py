@@ -17,13 +17,11 @@ from scrubber.detection.known_values import KnownValues
 from scrubber.detection.registry import build_scanner
 from scrubber.errors import ExitCode, InputError, UsageError
 from scrubber.policy.model import ThinkingMode
-from scrubber.redacting import (
-    CheckResult,
-    FileRedaction,
-    check_redacted,
-)
-from scrubber.session_redacting import redact_copies, redact_files_in_place
+from scrubber.redaction.lines import FileRedaction
 from scrubber.transcript import sessions as session_discovery
+from scrubber.usecases.redact import redact_copies
+from scrubber.usecases.redact_in_place import redact_files_in_place
+from scrubber.usecases.verify import CheckResult, check_redacted
 
 IN_PLACE_NOTICE = (
     "scrub: --in-place rewrites the transcripts themselves. Secrets in tool results, prompts and "

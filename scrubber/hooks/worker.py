@@ -419,7 +419,7 @@ def describe_error(error: BaseException) -> str:
     return type(error).__name__
 
 
-# -- the default actions: the use cases in pipeline, redacting and archiving ---------------------
+# -- the default actions: the use cases of audit, redaction and archiving -----------------------
 
 
 class PipelineActions:
@@ -547,7 +547,7 @@ def _redact_copy(ctx: JobContext) -> Mapping[str, Any]:
     """Redacted copies under `$SCRUB_HOME/redacted/`, shaped like the config dir (never under
     `projects/`, where Claude Code's sweep deletes every top-level `*.jsonl`)."""
     from scrubber.detection.registry import build_scanner
-    from scrubber.session_redacting import redact_copies
+    from scrubber.usecases.redact import redact_copies
 
     scanner = build_scanner(ctx.policy, ctx.home)
     dest_root = paths.redacted_dir(ctx.home)
@@ -565,7 +565,7 @@ def _redact_in_place(ctx: JobContext) -> Mapping[str, Any]:
     """Rewrite the session's files with secrets replaced (thinking text untouched: reported).
     The lock folder is the one `scrub redact --in-place` uses, so the two never overlap."""
     from scrubber.detection.registry import build_scanner
-    from scrubber.session_redacting import redact_files_in_place
+    from scrubber.usecases.redact_in_place import redact_files_in_place
 
     scanner = build_scanner(ctx.policy, ctx.home)
     lock_dir = paths.state_dir(ctx.home) / "locks"

@@ -25,7 +25,7 @@ TRASH_MANIFEST = "manifest.json"
 
 
 def _is_manifest_temp(path: Path) -> bool:
-    # transcript.jsonl.atomic_write's temp name: `.<name>.<random>.tmp` in the same folder.
+    # durable.atomic_write's temp name: `.<name>.<random>.tmp` in the same folder.
     name = path.name
     return name.startswith(f".{TRASH_MANIFEST}.") and name.endswith(".tmp")
 

@@ -12,10 +12,10 @@ import pytest
 from scrubber.demo import fake_aws_secret_key
 from scrubber.detection.registry import build_scanner
 from scrubber.policy.model import Policy
-from scrubber.redacting import redact_copy
 from scrubber.usecases import parts
 from scrubber.usecases.audit import audit
 from scrubber.usecases.audit_report import ScanTarget
+from scrubber.usecases.redact import redact_copy
 from tests.conftest import Sandbox
 
 

@@ -21,11 +21,12 @@ from scrubber.detection.registry import build_detectors
 from scrubber.detection.scan import SecretScanner
 from scrubber.errors import UsageError
 from scrubber.policy.model import Policy
-from scrubber.redacting import FileRedaction, redact_copy
+from scrubber.redaction.lines import FileRedaction
 from scrubber.usecases import parts
 from scrubber.usecases.audit import audit_file
 from scrubber.usecases.audit_report import ScanTarget
 from scrubber.usecases.parts import scan_jobs
+from scrubber.usecases.redact import redact_copy
 
 SCANNER = SecretScanner(build_detectors(Policy.default()), Fingerprinter(b"k" * 32))
 
