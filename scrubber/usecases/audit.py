@@ -1,17 +1,19 @@
 """The audit use case: find secrets in transcripts and side files without printing them.
 
-Everything here takes its inputs explicitly (paths, a policy, the environment) and returns
-values; the CLI renders them, the worker logs them. Nothing here prints.
+Everything here takes its inputs explicitly (paths, a policy, the environment, `now`) and
+returns values; the CLI renders them (`run_audit`), the worker logs them. Nothing here prints.
 """
 
 from __future__ import annotations
 
 import bisect
+import contextlib
 import json
 import os
 import stat
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
+from datetime import datetime
 from pathlib import Path
 from typing import IO
 
@@ -19,17 +21,85 @@ from scrubber import paths
 from scrubber.detection.detector import PLAIN
 from scrubber.detection.finding import Finding
 from scrubber.detection.known_values import KnownValues, Scope, ValueInfo
+from scrubber.detection.registry import build_scanner
 from scrubber.detection.scan import FileScan, LineScan, SecretScanner
 from scrubber.durable import atomic_write
+from scrubber.errors import UsageError
+from scrubber.policy.model import Policy
 from scrubber.redaction.copies import FoundValue, remember, scan_values, scope_of
 from scrubber.transcript.jsonl import IO_BUFFER, RawLine, iter_raw_lines
 from scrubber.usecases import parts
 from scrubber.usecases.audit_copies import add_copies
 from scrubber.usecases.audit_report import FINGERPRINT_SHOWN, AuditReport, FileAudit, ScanTarget
+from scrubber.usecases.audit_targets import (
+    modified_since,
+    parse_since,
+    targets_from_paths,
+    targets_in_config,
+)
 from scrubber.usecases.parts import Progress, TranscriptLines
 
 _TEXT_BLOCK = 1 << 20  # text side files are scanned in blocks of about this many bytes
 _BINARY_SNIFF = 8192
+
+
+ProgressFor = Callable[[int], Progress]  # given the bytes to scan: what to tell as they are
+
+
+@dataclass(frozen=True, slots=True)
+class AuditRequest:
+    """What `scrub audit` is asked for: the files and folders named (`paths`), else the
+    sessions and side files of the config dir (or one `session`, or a `project`'s)."""
+
+    policy: Policy
+    home: Path
+    config: Path
+    paths: tuple[Path, ...] = ()
+    session: str | None = None
+    project: str | None = None
+    since: str | None = None  # only files changed since: `7d`, `12h`, or `2026-11-01`
+    remember: bool = True  # keep each session's count in the audit cache (`scrub sessions`)
+
+
+def run_audit(
+    request: AuditRequest,
+    *,
+    now: datetime,
+    progress_for: ProgressFor | None = None,
+    env: Mapping[str, str] | None = None,
+) -> AuditReport:
+    """What was asked for, scanned with the policy's detectors."""
+    targets = _requested_targets(request)
+    if request.since:
+        cutoff = parse_since(request.since, now)
+        targets = [t for t in targets if modified_since(t, cutoff)]
+    scanner = build_scanner(request.policy, request.home, env)
+    total = 0
+    for target in targets:
+        with contextlib.suppress(OSError):
+            total += target.path.stat().st_size
+    progress = progress_for(total) if progress_for is not None else None
+    report = audit(targets, scanner, progress=progress, env=env)
+    if request.remember:
+        update_audit_cache(request.home, report)
+    return report
+
+
+def _requested_targets(request: AuditRequest) -> list[ScanTarget]:
+    if request.paths:
+        return targets_from_paths(request.paths)
+    targets = targets_in_config(
+        request.config,
+        session=request.session,
+        project=request.project,
+        include_side_files=request.policy.detection.scan_side_files,
+    )
+    if (request.session or request.project) and not targets:
+        wanted = (
+            f"--session {request.session}" if request.session else f"--project {request.project}"
+        )
+        raise UsageError(f"no session matches {wanted}")
+    return targets
 
 
 def audit(

@@ -1,13 +1,15 @@
 """What an audit scans: the sessions and side files under a config dir, or the files and
-folders named on the command line, each as a ScanTarget with its session and role."""
+folders named on the command line, each as a ScanTarget with its session and role; and only
+those changed since a time, when asked."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Sequence
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from scrubber.errors import InputError
+from scrubber.errors import InputError, UsageError
 from scrubber.transcript import sessions as session_discovery
 from scrubber.usecases.audit_report import ScanTarget
 
@@ -106,3 +108,27 @@ def targets_from_paths(given: Sequence[Path]) -> list[ScanTarget]:
 
 def _session_of(path: Path) -> str | None:
     return path.stem if path.suffix == ".jsonl" and path.name != "history.jsonl" else None
+
+
+def parse_since(value: str, now: datetime) -> datetime:
+    """`--since`: `7d`, `12h`, `30m`, `2w` before `now`, or an ISO date/time (UTC when it
+    names no zone)."""
+    text = value.strip()
+    units = {"d": "days", "h": "hours", "m": "minutes", "w": "weeks"}
+    if text[:-1].isdigit() and text[-1:] in units:
+        return now - timedelta(**{units[text[-1]]: int(text[:-1])})
+    try:
+        parsed = datetime.fromisoformat(text)
+    except ValueError:
+        raise UsageError(
+            f"--since {value!r}: expected a duration like 7d / 12h or an ISO date like 2026-11-01"
+        ) from None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def modified_since(target: ScanTarget, since: datetime) -> bool:
+    """Whether the target's file changed at or after `since` (True when it cannot be told)."""
+    try:
+        return datetime.fromtimestamp(target.path.stat().st_mtime, UTC) >= since
+    except OSError:
+        return True

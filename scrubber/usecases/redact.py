@@ -5,7 +5,8 @@ Each file's first pass (redaction/lines.py) goes to a temp file beside its desti
 every file was redacted, the values found in all of them are looked for in each temp file, the
 lines still holding a copy are rewritten, and the file is published. Every write goes through a
 temp file in the destination folder, fsync and rename, so a crash leaves the old file or the
-new one. In-place rewrites are in redact_in_place.py, the proof (`--check`) in verify.py.
+new one. In-place rewrites are in redact_in_place.py, the proof (`--check`) in verify.py;
+`run_redact` is what `scrub redact` asks for.
 """
 
 from __future__ import annotations
@@ -37,11 +38,38 @@ from scrubber.redaction.lines import (
 from scrubber.transcript.jsonl import IO_BUFFER, RawLine
 from scrubber.usecases import parts
 from scrubber.usecases.parts import TranscriptLines
+from scrubber.usecases.redact_in_place import redact_files_in_place
+from scrubber.usecases.redact_targets import Note, RedactRequest, copy_pairs, select_files
 
 _COPY_BLOCK = 1 << 20
 # A parallel redaction's output is written to disk part by part, while later parts are still
 # being redacted (see `atomic_write`).
 _SYNC_EVERY = 16 << 20
+IN_PLACE_NOTICE = (
+    "--in-place rewrites the transcripts themselves. Secrets in tool results, prompts and "
+    "replies are replaced; thinking blocks are left as they are (they are signed) and reported. "
+    "On newer models a thinking block's signature also covers earlier messages, so resuming a "
+    "rewritten session can make the API reject old thinking; the conversation text still loads. "
+    "Keep an archive first if in doubt (scrub archive)."
+)
+
+
+def run_redact(
+    request: RedactRequest, scanner: SecretScanner, thinking: ThinkingMode, *, note: Note
+) -> list[FileRedaction]:
+    """What `scrub redact` was asked for: redacted copies (thinking text as `thinking` says),
+    or the files rewritten in place (thinking text left alone). Values found in any file reach
+    their copies in the others of the same session."""
+    selection = select_files(request, note)
+    if request.in_place:
+        note(IN_PLACE_NOTICE)
+        lock_dir = paths.state_dir(request.home) / "locks"
+        files = [*selection.sources, *selection.global_files]
+        return redact_files_in_place(files, scanner, lock_dir)
+    pairs = copy_pairs(request, selection)
+    return redact_copies(pairs, scanner, thinking=thinking, known=KnownValues())
+
+
 # A copy's first pass, beside its destination until every file of its session was redacted.
 _PENDING_SUFFIX = ".scrub-pending"
 
