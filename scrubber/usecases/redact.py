@@ -42,9 +42,11 @@ from scrubber.usecases.redact_in_place import redact_files_in_place
 from scrubber.usecases.redact_targets import Note, RedactRequest, copy_pairs, select_files
 
 _COPY_BLOCK = 1 << 20
-# A parallel redaction's output is written to disk part by part, while later parts are still
-# being redacted (see `atomic_write`).
+# A parallel redaction's output comes part by part, with waits while later parts are still
+# being redacted: it is written to disk as it comes (see `atomic_write`).
 _SYNC_EVERY = 16 << 20
+# A copy's first pass, beside its destination until every file of its session was redacted.
+_PENDING_SUFFIX = ".scrub-pending"
 IN_PLACE_NOTICE = (
     "--in-place rewrites the transcripts themselves. Secrets in tool results, prompts and "
     "replies are replaced; thinking blocks are left as they are (they are signed) and reported. "
@@ -68,10 +70,6 @@ def run_redact(
         return redact_files_in_place(files, scanner, lock_dir)
     pairs = copy_pairs(request, selection)
     return redact_copies(pairs, scanner, thinking=thinking, known=KnownValues())
-
-
-# A copy's first pass, beside its destination until every file of its session was redacted.
-_PENDING_SUFFIX = ".scrub-pending"
 
 
 def redact_copies(
