@@ -35,7 +35,7 @@ from scrubber.redaction.lines import (
 from scrubber.transcript.jsonl import IO_BUFFER, iter_raw_lines
 
 # After an in-place rewrite's rename, how long the old file must hold still before it is let
-# go, how often it is looked at, and the longest it is watched (see `_rewrite_locked`).
+# go, how often it is looked at, and the longest it is watched (see `_copy_late_lines`).
 _LATE_SETTLE = 0.05
 _LATE_POLL = 0.005
 _LATE_WATCH_MAX = 1.0
