@@ -5,7 +5,7 @@ A config dir is made in a temp folder with one session whose transcript is writt
 fake secrets), plus a small side folder and file-history. Then, each in a fresh process so that
 its peak RSS is its own (VmHWM, reset on exec):
 
-- archive: `scrubber.archiving.archive_sessions` (hashing pass, gzip tar streamed into the age
+- archive: `scrubber.usecases.archive.archive_sessions` (hashing pass, gzip tar streamed into the age
   writer, fsync, read-back hash, sidecar), as `scrub archive` runs it after discovery (whose
   own peak is reported apart: the peak is reset between the two phases);
 - verify: a full `verify_archive` with the identity (decrypt, gunzip, every file hashed);
@@ -77,10 +77,12 @@ def make_config(root: Path, size_mb: int) -> dict[str, object]:
 
 def child(step: str, setup: dict[str, object], home: Path) -> dict[str, float]:
     from scrubber.archive.keys import read_identities_file
-    from scrubber.archive.store import list_archives, restore_archive, verify_archive
-    from scrubber.archiving import Encryption, archive_sessions
+    from scrubber.archive.layout import list_archives
+    from scrubber.archive.restore import restore_archive
+    from scrubber.archive.verify import verify_archive
     from scrubber.policy.model import Policy
     from scrubber.transcript.sessions import discover
+    from scrubber.usecases.archive import Encryption, archive_sessions
 
     config = Path(str(setup["config"]))
     identities = read_identities_file(Path(str(setup["key"])))

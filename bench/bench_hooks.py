@@ -36,7 +36,8 @@ import uuid
 from pathlib import Path
 
 from scrubber.demo import write_large_transcript
-from scrubber.installer import InstallOptions, install
+from scrubber.install.report import InstallOptions
+from scrubber.install.run import install
 
 ROOT = Path(__file__).resolve().parents[1]
 PROJECT = "-home-demo-work-monorepo"

@@ -33,7 +33,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from scrubber.policy.model import Pins
-from scrubber.retention.plan import Periods, RetentionRules, forecast, plan_retention
+from scrubber.retention.forecast import forecast
+from scrubber.retention.plan import Periods, RetentionRules, plan_retention
 from scrubber.transcript.sessions import discover
 
 SEED = 20261101

@@ -18,12 +18,6 @@ from pathlib import Path
 from typing import BinaryIO
 
 from scrubber import durable
-
-# Moved to scrubber.durable; kept for detection.fingerprint, prefilter_cache, the hooks and the
-# archive until their renovation.
-from scrubber.durable import PRIVATE_DIR_MODE as PRIVATE_DIR_MODE  # noqa: PLC0414
-from scrubber.durable import PRIVATE_FILE_MODE as PRIVATE_FILE_MODE  # noqa: PLC0414
-from scrubber.durable import UnsafeFolderError as UnsafeFolderError  # noqa: PLC0414
 from scrubber.errors import UsageError
 
 

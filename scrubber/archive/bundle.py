@@ -3,9 +3,8 @@
 The payload of an archive is a gzip-compressed tar stream: `manifest.json` first, then the
 session bundle's folders and files at their paths relative to the config directory, so that
 `age -d -i KEY FILE | tar xz` run inside a config directory puts a session back by hand
-(Contracts, "Archives"). The manifest says what the session is (id, project, cwd, title, tags,
-first/last timestamp), what the bundle holds (every file's path, size, mode, mtime and SHA-256),
-who can read it (the recipients' fingerprints) and which scrubber wrote it.
+(Contracts, "Archives"). The manifest (`manifest.py`: what the session is, every file's path,
+size, mode, mtime and SHA-256, the recipients) is collected here.
 
 The manifest comes first so that a reader learns what to expect before the first file: every
 later member must be listed in it with the same size and hash, and nothing else is accepted.
@@ -29,20 +28,31 @@ from __future__ import annotations
 import gzip
 import hashlib
 import io
-import json
 import os
 import stat
 import tarfile
 import zlib
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path, PurePosixPath
-from typing import IO, Any, BinaryIO, cast
+from typing import IO, BinaryIO, cast
 
 from scrubber.archive.bundle_errors import BundleError
+from scrubber.archive.manifest import (
+    MANIFEST_FORMAT,
+    MANIFEST_NAME,
+    MAX_MANIFEST_SIZE,
+    BundleDir,
+    BundleFile,
+    BundleVersionError,
+    Manifest,
+    SessionFacts,
+    Skipped,
+    content_digest,
+    safe_relative_path,
+)
 from scrubber.archive.tar_reader import TarReader
-from scrubber.errors import ExitCode
 
 __all__ = [
     "MANIFEST_FORMAT",
@@ -67,14 +77,6 @@ __all__ = [
     "write_bundle",
 ]
 
-MANIFEST_NAME = "manifest.json"
-MANIFEST_SCHEMA = "scrubber.archive-manifest"
-MANIFEST_FORMAT = 1  # bumped only for changes an older reader must refuse
-# A manifest takes about 250 bytes per file: 16 MiB is some 60,000 files. It is read whole and
-# parsed, and JSON made of empty objects grows some 20 times in memory, so this cap is what
-# bounds a hostile manifest's cost (issue 11); a bundle whose manifest would not fit is refused
-# when it is archived, not written as an archive that cannot be restored.
-MAX_MANIFEST_SIZE = 16 * 1024 * 1024
 # gzip's own default level: at 9 (tarfile's stream default) compression runs near 15 MB/s on a
 # transcript here, at 6 near 38 MB/s for an output only 6% larger (bench/README.md).
 COMPRESS_LEVEL = 6
@@ -87,323 +89,11 @@ class BundleChangedError(BundleError):
     """A file of the session changed while it was being archived (exit 3; try again)."""
 
 
-class BundleVersionError(BundleError):
-    """The manifest comes from a newer scrubber (exit 2)."""
-
-    exit_code = ExitCode.USAGE
-
-
-# ----------------------------------------------------------------------------------- values
-
-
-def safe_relative_path(name: str) -> str:
-    """`name` as a clean relative POSIX path, or BundleError when it could escape its folder:
-    absolute, `..`, `.`, empty parts, NUL. Used on every path written to and read from a tar."""
-    if not name or "\x00" in name or name.startswith("/"):
-        raise BundleError(f"unsafe path in archive: {name[:200]!r}")
-    parts = name.split("/")
-    if any(part in ("", ".", "..") for part in parts):
-        raise BundleError(f"unsafe path in archive: {name[:200]!r}")
-    return name
-
-
-@dataclass(frozen=True, slots=True)
-class SessionFacts:
-    """What the caller knows about a session; the manifest records it as is."""
-
-    session_id: str
-    project: str
-    cwd: str | None = None
-    title: str | None = field(default=None, repr=False)  # may quote a secret: never printed
-    tags: tuple[str, ...] = field(default=(), repr=False)
-    first_timestamp: datetime | None = None
-    last_timestamp: datetime | None = None
-
-    @property
-    def transcript(self) -> str:
-        """The transcript's path relative to the config dir."""
-        return f"projects/{self.project}/{self.session_id}.jsonl"
-
-
-@dataclass(frozen=True, slots=True)
-class BundleFile:
-    path: str  # relative to the config dir, POSIX separators
-    size: int
-    sha256: str
-    mode: int  # permission bits (restore writes 0600 whatever they were)
-    mtime_ns: int
-
-
-@dataclass(frozen=True, slots=True)
-class BundleDir:
-    path: str
-    mode: int
-
-
-@dataclass(frozen=True, slots=True)
-class Skipped:
-    """Something in the bundle that is not archived, and why (a symlink, a socket)."""
-
-    path: str
-    reason: str
-
-
 @dataclass(frozen=True, slots=True)
 class BundleContents:
     files: tuple[BundleFile, ...]
     dirs: tuple[BundleDir, ...]
     skipped: tuple[Skipped, ...] = ()
-
-
-def content_digest(files: Iterable[BundleFile]) -> str:
-    """One SHA-256 for a bundle's content: over `path NUL size NUL sha256 LF` of every file,
-    sorted by path. Retention compares it with the bundle as it is now."""
-    digest = hashlib.sha256()
-    for item in sorted(files, key=lambda f: f.path):
-        digest.update(f"{item.path}\x00{item.size}\x00{item.sha256}\n".encode())
-    return digest.hexdigest()
-
-
-def _iso(moment: datetime | None) -> str | None:
-    return None if moment is None else moment.astimezone(UTC).isoformat()
-
-
-def _parse_iso(value: object, key: str) -> datetime | None:
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise BundleError(f"manifest: {key} is not a date")
-    try:
-        parsed = datetime.fromisoformat(value)
-    except ValueError:
-        raise BundleError(f"manifest: {key} is not a date") from None
-    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
-
-
-@dataclass(frozen=True, slots=True)
-class Manifest:
-    """The first member of every archive."""
-
-    session: SessionFacts
-    files: tuple[BundleFile, ...]
-    dirs: tuple[BundleDir, ...]
-    created: datetime
-    scrubber_version: str
-    recipients: tuple[str, ...] = ()  # fingerprints (keys.recipient_fingerprint)
-    encrypted: bool = True
-    redacted: bool = False
-    skipped: tuple[Skipped, ...] = ()
-    format_version: int = MANIFEST_FORMAT
-
-    @property
-    def content_sha256(self) -> str:
-        return content_digest(self.files)
-
-    @property
-    def total_size(self) -> int:
-        return sum(f.size for f in self.files)
-
-    @property
-    def transcript(self) -> BundleFile:
-        wanted = self.session.transcript
-        for item in self.files:
-            if item.path == wanted:
-                return item
-        raise BundleError("manifest: the transcript is not among the files")  # pragma: no cover
-
-    @property
-    def sizes(self) -> dict[str, int]:
-        return {
-            "total": self.total_size,
-            "transcript": self.transcript.size,
-            "files": len(self.files),
-        }
-
-    def to_json(self) -> dict[str, Any]:
-        facts = self.session
-        return {
-            "schema": MANIFEST_SCHEMA,
-            "format_version": self.format_version,
-            "scrubber_version": self.scrubber_version,
-            "created": _iso(self.created),
-            "session_id": facts.session_id,
-            "project": facts.project,
-            "cwd": facts.cwd,
-            "title": facts.title,
-            "tags": list(facts.tags),
-            "first_timestamp": _iso(facts.first_timestamp),
-            "last_timestamp": _iso(facts.last_timestamp),
-            "transcript": facts.transcript,
-            "encrypted": self.encrypted,
-            "redacted": self.redacted,
-            "recipients": list(self.recipients),
-            "sizes": self.sizes,
-            "content_sha256": self.content_sha256,
-            "files": [
-                {
-                    "path": f.path,
-                    "size": f.size,
-                    "sha256": f.sha256,
-                    "mode": f"{f.mode:04o}",
-                    "mtime_ns": f.mtime_ns,
-                }
-                for f in self.files
-            ],
-            "dirs": [{"path": d.path, "mode": f"{d.mode:04o}"} for d in self.dirs],
-            "skipped": [{"path": s.path, "reason": s.reason} for s in self.skipped],
-        }
-
-    def to_bytes(self) -> bytes:
-        return (json.dumps(self.to_json(), indent=1, ensure_ascii=False) + "\n").encode()
-
-    @classmethod
-    def from_bytes(cls, data: bytes) -> Manifest:
-        try:
-            value = json.loads(data)
-        except (ValueError, RecursionError):
-            raise BundleError("manifest.json is not valid JSON") from None
-        if not isinstance(value, dict):
-            raise BundleError("manifest.json is not a JSON object")
-        return cls.from_json(value)
-
-    @classmethod
-    def from_json(cls, value: dict[str, Any]) -> Manifest:
-        """Read a manifest back, checking every field (errors name the field, never a value)."""
-        if value.get("schema") != MANIFEST_SCHEMA:
-            raise BundleError("manifest.json is not a scrubber archive manifest")
-        version = value.get("format_version")
-        if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-            raise BundleError("manifest: format_version is missing")
-        if version > MANIFEST_FORMAT:
-            raise BundleVersionError(
-                f"the archive was written by a newer scrubber (manifest format {version}, "
-                f"this one reads {MANIFEST_FORMAT})",
-                hint="upgrade scrubber to read it",
-            )
-
-        def text(key: str, *, optional: bool = False) -> str | None:
-            item = value.get(key)
-            if item is None and optional:
-                return None
-            if not isinstance(item, str) or not item:
-                raise BundleError(f"manifest: {key} is missing or not text")
-            return item
-
-        def texts(key: str, items: object) -> tuple[str, ...]:
-            if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
-                raise BundleError(f"manifest: {key} is not a list of texts")
-            return tuple(items)
-
-        def mode(item: object, key: str) -> int:
-            try:
-                number = int(str(item), 8)
-            except ValueError:
-                raise BundleError(f"manifest: {key} is not an octal mode") from None
-            if not 0 <= number <= 0o7777:
-                raise BundleError(f"manifest: {key} is not a file mode")
-            return number
-
-        def number(item: object, key: str) -> int:
-            if not isinstance(item, int) or isinstance(item, bool) or item < 0:
-                raise BundleError(f"manifest: {key} is not a whole number")
-            return item
-
-        session_id = text("session_id") or ""
-        project = text("project") or ""
-        for key, name in (("session_id", session_id), ("project", project)):
-            if "/" in name or name in (".", ".."):
-                raise BundleError(f"manifest: {key} is not a plain name")
-        facts = SessionFacts(
-            session_id=session_id,
-            project=project,
-            cwd=text("cwd", optional=True),
-            title=text("title", optional=True),
-            tags=texts("tags", value.get("tags", [])),
-            first_timestamp=_parse_iso(value.get("first_timestamp"), "first_timestamp"),
-            last_timestamp=_parse_iso(value.get("last_timestamp"), "last_timestamp"),
-        )
-        files: list[BundleFile] = []
-        raw_files = value.get("files")
-        if not isinstance(raw_files, list):
-            raise BundleError("manifest: files is not a list")
-        for index, item in enumerate(raw_files):
-            key = f"files[{index}]"
-            if not isinstance(item, dict):
-                raise BundleError(f"manifest: {key} is not an object")
-            path = item.get("path")
-            digest = item.get("sha256")
-            if not isinstance(path, str):
-                raise BundleError(f"manifest: {key}.path is not text")
-            if not (
-                isinstance(digest, str)
-                and len(digest) == 64
-                and all(c in "0123456789abcdef" for c in digest)
-            ):
-                raise BundleError(f"manifest: {key}.sha256 is not a SHA-256")
-            files.append(
-                BundleFile(
-                    path=safe_relative_path(path),
-                    size=number(item.get("size"), f"{key}.size"),
-                    sha256=digest,
-                    mode=mode(item.get("mode"), f"{key}.mode"),
-                    mtime_ns=number(item.get("mtime_ns"), f"{key}.mtime_ns"),
-                )
-            )
-        dirs: list[BundleDir] = []
-        raw_dirs = value.get("dirs", [])
-        if not isinstance(raw_dirs, list):
-            raise BundleError("manifest: dirs is not a list")
-        for index, item in enumerate(raw_dirs):
-            if not isinstance(item, dict) or not isinstance(item.get("path"), str):
-                raise BundleError(f"manifest: dirs[{index}] is not an object with a path")
-            dirs.append(
-                BundleDir(
-                    safe_relative_path(item["path"]), mode(item.get("mode"), f"dirs[{index}].mode")
-                )
-            )
-        skipped: list[Skipped] = []
-        for item in value.get("skipped", []) or []:
-            if isinstance(item, dict):
-                skipped.append(Skipped(str(item.get("path", "")), str(item.get("reason", ""))))
-        created = _parse_iso(value.get("created"), "created")
-        if created is None:
-            raise BundleError("manifest: created is missing")
-        manifest = cls(
-            session=facts,
-            files=tuple(files),
-            dirs=tuple(dirs),
-            created=created,
-            scrubber_version=text("scrubber_version") or "",
-            recipients=texts("recipients", value.get("recipients", [])),
-            encrypted=bool(value.get("encrypted", True)),
-            redacted=bool(value.get("redacted", False)),
-            skipped=tuple(skipped),
-            format_version=version,
-        )
-        paths = [f.path for f in manifest.files] + [d.path for d in manifest.dirs]
-        if len(set(paths)) != len(paths):
-            raise BundleError("manifest: a path is listed twice")
-        if MANIFEST_NAME in paths:
-            raise BundleError("manifest: a file is named like the manifest")
-        if facts.transcript not in {f.path for f in manifest.files}:
-            raise BundleError("manifest: the transcript is not among the files")
-        _refuse_files_as_folders(manifest.files, paths)
-        recorded = value.get("content_sha256")
-        if recorded is not None and recorded != manifest.content_sha256:
-            raise BundleError("manifest: content_sha256 does not match its file list")
-        return manifest
-
-
-def _refuse_files_as_folders(files: Iterable[BundleFile], paths: Iterable[str]) -> None:
-    """A path below a listed file (`a.jsonl/x`) could only be written by replacing that file
-    with a folder: no bundle we collect holds one."""
-    names = {f.path for f in files}
-    for path in paths:
-        parent = path.rpartition("/")[0]
-        while parent:
-            if parent in names:
-                raise BundleError(f"manifest: {path[:200]} lies below the file {parent[:200]}")
-            parent = parent.rpartition("/")[0]
 
 
 # ------------------------------------------------------------------------------ collecting

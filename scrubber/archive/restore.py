@@ -31,11 +31,8 @@ from typing import BinaryIO, cast
 
 from scrubber.archive.age import DecryptingReader, Identity
 from scrubber.archive.bundle import (
-    BundleFile,
-    Manifest,
     Progress,
     drain,
-    safe_relative_path,
     sha256_file,
     unpack_bundle,
 )
@@ -46,6 +43,7 @@ from scrubber.archive.leftovers import (
     remove_leftovers,
     staging_folder,
 )
+from scrubber.archive.manifest import BundleFile, Manifest, safe_relative_path
 from scrubber.archive.verify import is_encrypted
 from scrubber.durable import fsync_dir, publish_by_link
 from scrubber.transcript.bundle_scope import check_in_bundle, check_legacy_agents

@@ -13,13 +13,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, cast
 
-from scrubber.archive.bundle import (
-    Manifest,
-)
 from scrubber.archive.errors import (
     ArchiveVersionError,
     SidecarError,
 )
+from scrubber.archive.manifest import Manifest
 from scrubber.errors import UsageError
 
 SIDECAR_SCHEMA = "scrubber.archive-sidecar"

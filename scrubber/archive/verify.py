@@ -22,7 +22,6 @@ from scrubber.archive.age import (
     read_header,
 )
 from scrubber.archive.bundle import (
-    Manifest,
     Progress,
     drain,
     sha256_file,
@@ -35,6 +34,7 @@ from scrubber.archive.errors import (
     SidecarError,
 )
 from scrubber.archive.layout import GZIP_MAGIC, ArchiveEntry, bare_entry, sidecar_path
+from scrubber.archive.manifest import Manifest
 from scrubber.archive.sidecar import Sidecar, read_sidecar
 
 if TYPE_CHECKING:

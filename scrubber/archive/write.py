@@ -26,9 +26,7 @@ from scrubber.archive.age import (
 )
 from scrubber.archive.bundle import (
     BundleContents,
-    Manifest,
     Progress,
-    SessionFacts,
     make_manifest,
     sha256_file,
     write_bundle,
@@ -46,6 +44,7 @@ from scrubber.archive.layout import (
     version_name,
 )
 from scrubber.archive.leftovers import locked_temp
+from scrubber.archive.manifest import Manifest, SessionFacts
 from scrubber.archive.sidecar import Sidecar, clear_manifest
 from scrubber.durable import fsync_dir, publish_by_link
 from scrubber.errors import UsageError

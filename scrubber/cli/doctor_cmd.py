@@ -278,7 +278,10 @@ def check_worker(home: Path) -> Check:
             f"the interpreter {python} is gone: queued sessions are never processed",
             "run install.sh (or `scrub install`) again",
         )
-    probe = "import scrubber.hooks.worker, scrubber.archiving, scrubber.usecases.redact, scrubber.usecases.audit"
+    probe = (
+        "import scrubber.hooks.worker, scrubber.usecases.archive, scrubber.usecases.redact,"
+        " scrubber.usecases.audit"
+    )
     try:
         done = subprocess.run(
             [str(python), "-c", probe], capture_output=True, timeout=60, check=False
@@ -301,7 +304,8 @@ def check_cleanup(config: Path, home: Path, policy: Policy | None, now: datetime
     from scrubber.archive.layout import archives_of
     from scrubber.retention.pins import effective_pins
     from scrubber.retention.settings import MANAGED_SETTINGS, effective_cleanup_periods
-    from scrubber.transcript.sessions import discover, read_metadata
+    from scrubber.transcript.metadata import read_metadata
+    from scrubber.transcript.sessions import discover
 
     found = discover(config, metadata=False)
     try:

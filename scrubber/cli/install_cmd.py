@@ -39,105 +39,118 @@ def _actions(value: str | None) -> tuple[str, ...] | None:
     return tuple(part.strip() for part in value.split(",") if part.strip())
 
 
+# The install command's options (module-level, so the command reads as its work).
+RecipientOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--recipient",
+        "-r",
+        help="age1… recipient archives are encrypted to (repeatable). Only shapes a new policy.",
+    ),
+]
+
+RecipientsFileOption = Annotated[
+    Path | None,
+    typer.Option("-R", "--recipients-file", help="A file of age recipients (age's format)."),
+]
+
+OnSessionEndOption = Annotated[
+    str | None,
+    typer.Option(
+        "--on-session-end",
+        help="What the worker does when a session ends: a comma list from archive, "
+        "redact-copy, redact-in-place (empty: audit only). Default: archive when "
+        "recipients are set.",
+    ),
+]
+
+StatusLineOption = Annotated[
+    bool,
+    typer.Option(
+        "--status-line",
+        help="Also install the status line (an existing one is kept and shown first).",
+    ),
+]
+
+SessionEndTimeoutOption = Annotated[
+    int | None,
+    typer.Option(
+        "--session-end-timeout",
+        help="Seconds Claude Code allows our SessionEnd hook (1-60; raises its 1.5 s "
+        "budget). The hook itself needs well under a second.",
+    ),
+]
+
+ScheduleOption = Annotated[
+    ScheduleKind | None,
+    typer.Option("--schedule", help="Run `scrub retention --apply` nightly: systemd or cron."),
+]
+
+TakeOverCleanupOption = Annotated[
+    bool,
+    typer.Option(
+        "--take-over-cleanup",
+        help="Copy Claude Code's cleanupPeriodDays into the policy, then raise it so "
+        "that only scrubber (which honours pins and archives first) deletes sessions.",
+    ),
+]
+
+DryRunOption = Annotated[
+    bool, typer.Option("--dry-run", help="Show the settings diff; change nothing.")
+]
+
+
 def register(app: typer.Typer) -> None:
-    @app.command("install")
-    def install_command(
-        recipient: Annotated[
-            list[str] | None,
-            typer.Option(
-                "--recipient",
-                "-r",
-                help="age1… recipient archives are encrypted to (repeatable). Only shapes a new "
-                "policy.",
-            ),
-        ] = None,
-        recipients_file: Annotated[
-            Path | None,
-            typer.Option(
-                "-R", "--recipients-file", help="A file of age recipients (age's format)."
-            ),
-        ] = None,
-        on_session_end: Annotated[
-            str | None,
-            typer.Option(
-                "--on-session-end",
-                help="What the worker does when a session ends: a comma list from archive, "
-                "redact-copy, redact-in-place (empty: audit only). Default: archive when "
-                "recipients are set.",
-            ),
-        ] = None,
-        status_line: Annotated[
-            bool,
-            typer.Option(
-                "--status-line",
-                help="Also install the status line (an existing one is kept and shown first).",
-            ),
-        ] = False,
-        session_end_timeout: Annotated[
-            int | None,
-            typer.Option(
-                "--session-end-timeout",
-                help="Seconds Claude Code allows our SessionEnd hook (1-60; raises its 1.5 s "
-                "budget). The hook itself needs well under a second.",
-            ),
-        ] = None,
-        schedule: Annotated[
-            ScheduleKind | None,
-            typer.Option(
-                "--schedule", help="Run `scrub retention --apply` nightly: systemd or cron."
-            ),
-        ] = None,
-        take_over_cleanup: Annotated[
-            bool,
-            typer.Option(
-                "--take-over-cleanup",
-                help="Copy Claude Code's cleanupPeriodDays into the policy, then raise it so "
-                "that only scrubber (which honours pins and archives first) deletes sessions.",
-            ),
-        ] = False,
-        dry_run: Annotated[
-            bool, typer.Option("--dry-run", help="Show the settings diff; change nothing.")
-        ] = False,
-    ) -> None:
-        """Register scrubber's hooks with Claude Code and write a default policy.
+    # In this order: `scrub --help` lists the commands as they are registered.
+    app.command("install")(install_command)
+    app.command("uninstall")(uninstall_command)
 
-        Merges a SessionEnd hook (and with --status-line, a status line) into the settings.json
-        of the config directory without losing any key; running it again changes nothing; a
-        backup of the previous file goes to $SCRUB_HOME/backups/. `scrub uninstall` undoes it.
 
-        Examples:
+def install_command(
+    recipient: RecipientOption = None,
+    recipients_file: RecipientsFileOption = None,
+    on_session_end: OnSessionEndOption = None,
+    status_line: StatusLineOption = False,
+    session_end_timeout: SessionEndTimeoutOption = None,
+    schedule: ScheduleOption = None,
+    take_over_cleanup: TakeOverCleanupOption = False,
+    dry_run: DryRunOption = False,
+) -> None:
+    """Register scrubber's hooks with Claude Code and write a default policy.
 
-          scrub install --recipient age1… --status-line
+    Merges a SessionEnd hook (and with --status-line, a status line) into the settings.json
+    of the config directory without losing any key; running it again changes nothing; a
+    backup of the previous file goes to $SCRUB_HOME/backups/. `scrub uninstall` undoes it.
 
-          scrub install --on-session-end archive,redact-copy -R ~/keys.txt
+    Examples:
 
-          scrub install --schedule systemd --take-over-cleanup
-        """
-        options = InstallOptions(
-            recipients=tuple(recipient or ()),
-            recipients_file=recipients_file,
-            on_session_end=_actions(on_session_end),
-            status_line=status_line,
-            session_end_timeout=session_end_timeout,
-            schedule=schedule.value if schedule else None,
-            take_over_cleanup=take_over_cleanup,
-            dry_run=dry_run,
-        )
-        report = install(options, common.env())
-        _print(report)
-        if not dry_run:
-            typer.echo("next: `scrub doctor` checks the installation end to end")
+      scrub install --recipient age1… --status-line
 
-    @app.command("uninstall")
-    def uninstall_command(
-        dry_run: Annotated[
-            bool, typer.Option("--dry-run", help="Show the settings diff; change nothing.")
-        ] = False,
-    ) -> None:
-        """Remove scrubber's hooks and status line from Claude Code's settings.
+      scrub install --on-session-end archive,redact-copy -R ~/keys.txt
 
-        Restores the status line it wrapped and the cleanupPeriodDays it raised (when still
-        ours), removes the launchers and the schedule, and keeps everything the user added since,
-        plus the policy, queued jobs, archives and backups.
-        """
-        _print(uninstall(common.env(), dry_run=dry_run))
+      scrub install --schedule systemd --take-over-cleanup
+    """
+    options = InstallOptions(
+        recipients=tuple(recipient or ()),
+        recipients_file=recipients_file,
+        on_session_end=_actions(on_session_end),
+        status_line=status_line,
+        session_end_timeout=session_end_timeout,
+        schedule=schedule.value if schedule else None,
+        take_over_cleanup=take_over_cleanup,
+        dry_run=dry_run,
+    )
+    report = install(options, common.env())
+    _print(report)
+    if not dry_run:
+        typer.echo("next: `scrub doctor` checks the installation end to end")
+
+
+def uninstall_command(dry_run: DryRunOption = False) -> None:
+    """Remove scrubber's hooks and status line from Claude Code's settings.
+
+    Restores the status line it wrapped and the cleanupPeriodDays it raised (when still
+    ours), removes the launchers and the schedule, and keeps everything the user added since,
+    plus the policy, queued jobs, archives and backups.
+    """
+    _print(uninstall(common.env(), dry_run=dry_run))

@@ -10,7 +10,7 @@ import typer
 from scrubber.cli import common
 from scrubber.cli.common import PolicyOption, human_size
 from scrubber.cli.retention_text import FormatOption, OutputFormat, ago, dumps, until, warn
-from scrubber.retention.plan import Forecast
+from scrubber.retention.forecast import Forecast
 from scrubber.retention.rules import ArchiveStatus, Reason
 from scrubber.usecases.sessions import SessionListing, SortOrder, list_sessions
 

@@ -8,6 +8,7 @@ import hashlib
 import os
 import random
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -48,6 +49,18 @@ from scrubber.demo.records import (
 )
 
 _CONFIG_NAME = ".claude"
+
+
+@dataclass(frozen=True, slots=True)
+class _ShopApiSecrets:
+    """What session 1 plants, for the parts of its script that show it again."""
+
+    password: str
+    akid: str
+    github: str
+    pg_password: str
+    dotenv: str  # the .env file, with the password, the AWS key pair and the Stripe key
+    db_url: str
 
 
 class _Demo:
@@ -106,12 +119,20 @@ class _Demo:
     def shop_api(self, start: datetime) -> None:
         """Session 1: a .env read, an env dump, a failing migration, a big log, an edit with a
         file-history copy, a rewind fork, a compaction."""
-        rng = self.rng
         cwd = f"{DEMO_HOME}/work/shop-api"
         project = project_folder_name(cwd)
         s = self.new_session(cwd, start)
-        config_path = f"{DEMO_HOME}/{_CONFIG_NAME}/projects/{project}/{s.id}"
+        # Each part draws from the one generator in turn: their order is the demo's bytes.
+        secrets = self._shop_api_secrets()
+        after_read = self._shop_api_investigation(s, project, secrets)
+        self._shop_api_screenshot(s)
+        self._shop_api_env_edit(s, secrets)
+        self._shop_api_rewind_and_compaction(s, after_read, secrets)
+        self.finish_session(s, project)
+        self._shop_api_side_files(s)
 
+    def _shop_api_secrets(self) -> _ShopApiSecrets:
+        rng = self.rng
         password = self.plant("dotenv-value", fake_password(rng), "Read(.env) output")
         akid = self.plant("aws-access-key", fake_aws_access_key(rng), "Read(.env) output")
         aws_secret = self.plant("aws-secret-key", fake_aws_secret_key(rng), "Read(.env) output")
@@ -127,7 +148,15 @@ class _Demo:
             f"AWS_REGION=eu-west-1\nSTRIPE_SECRET_KEY={stripe}\nLOG_LEVEL=info"
         )
         db_url = f"postgresql://shop:{pg_password}@db.internal:5432/shop"
+        return _ShopApiSecrets(password, akid, github, pg_password, dotenv, db_url)
 
+    def _shop_api_investigation(
+        self, s: SessionWriter, project: str, secrets: _ShopApiSecrets
+    ) -> str:
+        """The first prompt: git log, the .env read, printenv, the failing migration and the
+        big log persisted as a tool-results file. Returns the uuid a rewind goes back to."""
+        rng = self.rng
+        cwd = s.cwd
         s.snapshot(fake_uuid(rng), {})
         first = "The checkout endpoint returns 500 since this morning. Can you find out why?"
         self.typed(s, first)
@@ -137,24 +166,30 @@ class _Demo:
         for sha in shas:
             self.decoy("git-sha", sha)
         s.bash("git log -3", log, description="Show recent commits")
-        read_id = s.read(f"{cwd}/.env", dotenv, thinking="The config is in .env; read it first.")
-        del read_id
+        s.read(f"{cwd}/.env", secrets.dotenv, thinking="The config is in .env; read it first.")
         after_read = s.say(
             "The database settings look complete. Let me check the environment next.",
             thinking=(
-                f"The .env sets DB_PASSWORD={password} for user shop on db.internal, so the "
-                "credentials are there; the failure is probably elsewhere."
+                f"The .env sets DB_PASSWORD={secrets.password} for user shop on db.internal, so "
+                "the credentials are there; the failure is probably elsewhere."
             ),
         )
-        s.bash("printenv", printenv_output(rng, github), description="Print environment")
+        s.bash("printenv", printenv_output(rng, secrets.github), description="Print environment")
         s.bash_fails(
             "alembic upgrade head",
             "INFO  [alembic.runtime.migration] Context impl PostgresqlImpl.\n"
             "sqlalchemy.exc.OperationalError: (psycopg2.OperationalError) connection to server "
             'at "db.internal" (10.0.3.7), port 5432 failed: FATAL:  password authentication '
             f'failed for user "shop"\n(Background on this error at: https://sqlalche.me/e/20/e3q8)'
-            f"\nurl: {db_url}",
+            f"\nurl: {secrets.db_url}",
         )
+        config_path = f"{DEMO_HOME}/{_CONFIG_NAME}/projects/{project}/{s.id}"
+        s.bash_persisted("docker compose logs api", self._api_log(secrets.db_url), config_path)
+        return after_read
+
+    def _api_log(self, db_url: str) -> str:
+        """420 request lines of a container log, the database URL logged among them."""
+        rng = self.rng
         log_lines = []
         for i in range(420):
             if i == 160:
@@ -164,10 +199,11 @@ class _Demo:
                 f"GET /api/v1/{rng.choice(NOUNS)}/{rng.randint(1, 9999)} 200 "
                 f"{rng.randint(2, 300)}ms request_id={fake_uuid(rng)}"
             )
-        s.bash_persisted("docker compose logs api", "\n".join(log_lines), config_path)
+        return "\n".join(log_lines)
 
-        # The user pastes a screenshot: an image block beside the text.
-        png = base64.b64encode(fake_png(rng)).decode()
+    def _shop_api_screenshot(self, s: SessionWriter) -> None:
+        """The user pastes a screenshot: an image block beside the text."""
+        png = base64.b64encode(fake_png(self.rng)).decode()
         self.decoy("image-data", png)
         s.user(
             [
@@ -179,8 +215,9 @@ class _Demo:
             ]
         )
 
-        # An edit of .env: Claude Code keeps the file as it was in file-history.
-        env_path = f"{cwd}/.env"
+    def _shop_api_env_edit(self, s: SessionWriter, secrets: _ShopApiSecrets) -> None:
+        """An edit of .env: Claude Code keeps the file as it was in file-history."""
+        env_path = f"{s.cwd}/.env"
         backup = hashlib.sha256(env_path.encode()).hexdigest()[:16] + "@v1"
         edit_prompt = s.prompt("Turn on debug logging in .env")
         self.typed(s, "Turn on debug logging in .env")
@@ -188,26 +225,33 @@ class _Demo:
             edit_prompt,
             {env_path: {"backupFileName": backup, "version": 1, "backupTime": iso(s.clock)}},
         )
-        s.edit(env_path, dotenv, "LOG_LEVEL=info", "LOG_LEVEL=debug")
-        for kind, value in (("dotenv-value", password), ("aws-access-key", akid)):
+        s.edit(env_path, secrets.dotenv, "LOG_LEVEL=info", "LOG_LEVEL=debug")
+        for kind, value in (("dotenv-value", secrets.password), ("aws-access-key", secrets.akid)):
             self.plant(kind, value, "Edit(.env) originalFile, file-history copy")
-        self.put(f"file-history/{s.id}/{backup}", dotenv.encode(), s.clock)
+        self.put(f"file-history/{s.id}/{backup}", secrets.dotenv.encode(), s.clock)
         s.write(
-            f"{cwd}/docker-compose.override.yml",
+            f"{s.cwd}/docker-compose.override.yml",
             "services:\n  api:\n    environment:\n"
-            f"      DATABASE_URL: {db_url}\n      LOG_LEVEL: debug\n",
+            f"      DATABASE_URL: {secrets.db_url}\n      LOG_LEVEL: debug\n",
         )
-        s.system("turn_duration", durationMs=rng.randint(20000, 90000))
+        s.system("turn_duration", durationMs=self.rng.randint(20000, 90000))
 
-        # /rewind: a new branch from an earlier point; the old branch stays in the file.
+    def _shop_api_rewind_and_compaction(
+        self, s: SessionWriter, after_read: str, secrets: _ShopApiSecrets
+    ) -> None:
+        """/rewind: a new branch from an earlier point (the old branch stays in the file), then
+        a compaction whose summary repeats the password, and the session's title and tag."""
         s.last = after_read
         s.prompt("Actually, skip the env; run the tests first.")
-        tests = test_log_text(rng, 24, fail=True)
+        tests = test_log_text(self.rng, 24, fail=True)
         s.bash("pytest -q tests/", tests, description="Run tests")
         s.say("One test fails in the token refresh path; the database is fine.")
 
+        password = secrets.password
         self.plant("dotenv-value", password, "thinking text, compaction summary")
-        self.plant("connection-string-password", pg_password, "Write input and toolUseResult")
+        self.plant(
+            "connection-string-password", secrets.pg_password, "Write input and toolUseResult"
+        )
         s.compact(
             "1. The user asked why checkout returns 500.\n2. .env holds "
             f"DB_PASSWORD={password} and an AWS key pair.\n3. Migrations fail with a password "
@@ -217,8 +261,9 @@ class _Demo:
         s.emit({"type": "summary", "summary": "Checkout 500 and token refresh", "leafUuid": s.last})
         s.emit({"type": "custom-title", "customTitle": "checkout-500", "sessionId": s.id})
         s.emit({"type": "tag", "tag": "billing", "sessionId": s.id})
-        base = self.finish_session(s, project)
-        del base
+
+    def _shop_api_side_files(self, s: SessionWriter) -> None:
+        """Its todos, debug log (with the `debug/latest` link) and session-env script."""
         self.put(
             f"todos/{s.id}-agent-{s.id}.json",
             dump_line(

@@ -51,27 +51,27 @@ class _Pools:
         ]
 
 
-def write_large_transcript(path: Path, target_bytes: int, seed: int = 0) -> LargeTranscript:
-    """Write a realistic transcript of about `target_bytes` (it stops at the first turn past
-    it): code reads, test logs, git output, JSON, edits, with about one planted secret per 200
-    lines. Deterministic for a seed; memory stays small whatever the size."""
-    rng = random.Random(seed)  # noqa: S311 - reproducible fake data
-    pools = _Pools(rng)
-    cwd = f"{DEMO_HOME}/work/monorepo"
-    s = SessionWriter(rng, fake_uuid(rng), cwd, DEFAULT_START)
-    planted: dict[tuple[str, str], list[int]] = {}
-    written = 0
-    line_count = 0
-    next_secret = rng.randint(150, 250)
+# Kinds take turns (from a seeded start) so that even a small file holds several.
+_SECRET_ROTATION = ("dotenv", "printenv", "connection", "aws-write", "pem", "anthropic", "stripe")
 
-    # Kinds take turns (from a seeded start) so that even a small file holds several.
-    rotation = ["dotenv", "printenv", "connection", "aws-write", "pem", "anthropic", "stripe"]
-    turn = rng.randrange(len(rotation))
 
-    def secret_turn() -> tuple[str, str]:
-        nonlocal turn
-        kind = rotation[turn % len(rotation)]
-        turn += 1
+class _Script:
+    """The turns of the large session: ordinary work, and now and then a secret turn."""
+
+    def __init__(
+        self, rng: random.Random, pools: _Pools, session: SessionWriter, *, first_turn: int
+    ) -> None:
+        self.rng = rng
+        self.pools = pools
+        self.s = session
+        self.cwd = session.cwd
+        self.turn = first_turn  # which kind of secret comes next, in _SECRET_ROTATION
+
+    def secret_turn(self) -> tuple[str, str]:
+        """One turn that shows a secret; its kind and value."""
+        rng, s, cwd = self.rng, self.s, self.cwd
+        kind = _SECRET_ROTATION[self.turn % len(_SECRET_ROTATION)]
+        self.turn += 1
         if kind == "dotenv":
             value = fake_password(rng)
             s.read(f"{cwd}/services/api/.env", f"APP_ENV=staging\nDB_PASSWORD={value}\nDEBUG=0")
@@ -107,27 +107,13 @@ def write_large_transcript(path: Path, target_bytes: int, seed: int = 0) -> Larg
         s.bash("cat config/stripe.env", f"STRIPE_KEY={value}\nSTRIPE_MODE=live", description="Show")
         return "stripe-key", value
 
-    def ordinary_turn() -> None:
+    def ordinary_turn(self) -> None:
+        """One turn of ordinary work: a read, a test run, git, an API call, an edit or a
+        prompt, sometimes followed by a reply."""
+        rng, s, pools, cwd = self.rng, self.s, self.pools, self.cwd
         choice = rng.random()
         if choice < 0.3:
-            i = rng.randrange(len(pools.code))
-            text = pools.code[i]
-            lines = text.count("\n") + 1
-            s.tool(
-                "Read",
-                {"file_path": f"{cwd}/src/{rng.choice(NOUNS)}_{i}.py"},
-                pools.numbered[i],
-                {
-                    "type": "text",
-                    "file": {
-                        "filePath": f"{cwd}/src/{rng.choice(NOUNS)}_{i}.py",
-                        "content": text,
-                        "numLines": lines,
-                        "startLine": 1,
-                        "totalLines": lines,
-                    },
-                },
-            )
+            self._read_code()
         elif choice < 0.5:
             s.bash("pytest -q", rng.choice(pools.tests), description="Run tests")
         elif choice < 0.62:
@@ -137,15 +123,7 @@ def write_large_transcript(path: Path, target_bytes: int, seed: int = 0) -> Larg
                 "curl -s localhost:8080/api/v1/items", rng.choice(pools.json), description="Query"
             )
         elif choice < 0.78:
-            i = rng.randrange(len(pools.locks))
-            s.tool(
-                "Read",
-                {"file_path": f"{cwd}/web/package-lock.json"},
-                pools.numbered_locks[i],
-                {"type": "text", "file": {"filePath": f"{cwd}/web/package-lock.json",
-                                          "content": pools.locks[i], "numLines": 1,
-                                          "startLine": 1, "totalLines": 1}},
-            )  # fmt: skip
+            self._read_lockfile()
         elif choice < 0.9:
             original = rng.choice(pools.code)
             old = original.split("\n")[-3]
@@ -158,12 +136,59 @@ def write_large_transcript(path: Path, target_bytes: int, seed: int = 0) -> Larg
                 thinking="Next I should look at " + rng.choice(NOUNS).replace("_", " ") + ".",
             )
 
+    def _read_code(self) -> None:
+        rng, cwd = self.rng, self.cwd
+        i = rng.randrange(len(self.pools.code))
+        text = self.pools.code[i]
+        lines = text.count("\n") + 1
+        self.s.tool(
+            "Read",
+            {"file_path": f"{cwd}/src/{rng.choice(NOUNS)}_{i}.py"},
+            self.pools.numbered[i],
+            {
+                "type": "text",
+                "file": {
+                    "filePath": f"{cwd}/src/{rng.choice(NOUNS)}_{i}.py",
+                    "content": text,
+                    "numLines": lines,
+                    "startLine": 1,
+                    "totalLines": lines,
+                },
+            },
+        )
+
+    def _read_lockfile(self) -> None:
+        i = self.rng.randrange(len(self.pools.locks))
+        path = f"{self.cwd}/web/package-lock.json"
+        self.s.tool(
+            "Read",
+            {"file_path": path},
+            self.pools.numbered_locks[i],
+            {"type": "text", "file": {"filePath": path, "content": self.pools.locks[i],
+                                      "numLines": 1, "startLine": 1, "totalLines": 1}},
+        )  # fmt: skip
+
+
+def write_large_transcript(path: Path, target_bytes: int, seed: int = 0) -> LargeTranscript:
+    """Write a realistic transcript of about `target_bytes` (it stops at the first turn past
+    it): code reads, test logs, git output, JSON, edits, with about one planted secret per 200
+    lines. Deterministic for a seed; memory stays small whatever the size."""
+    rng = random.Random(seed)  # noqa: S311 - reproducible fake data
+    pools = _Pools(rng)
+    cwd = f"{DEMO_HOME}/work/monorepo"
+    s = SessionWriter(rng, fake_uuid(rng), cwd, DEFAULT_START)
+    planted: dict[tuple[str, str], list[int]] = {}
+    written = 0
+    line_count = 0
+    next_secret = rng.randint(150, 250)
+    script = _Script(rng, pools, s, first_turn=rng.randrange(len(_SECRET_ROTATION)))
+
     with path.open("wb") as out:
         s.prompt(pools.prompts[0])
         while written < target_bytes:
             if line_count + len(s.lines) >= next_secret:
                 before = len(s.lines)
-                kind, value = secret_turn()
+                kind, value = script.secret_turn()
                 needles = [n.encode() for n in Planted(kind, value).needles()]
                 planted.setdefault((kind, value), []).extend(
                     line_count + before + i + 1
@@ -172,7 +197,7 @@ def write_large_transcript(path: Path, target_bytes: int, seed: int = 0) -> Larg
                 )
                 next_secret += rng.randint(150, 250)
             else:
-                ordinary_turn()
+                script.ordinary_turn()
             chunk = s.data()
             out.write(chunk)
             written += len(chunk)

@@ -117,8 +117,10 @@ def classify_command(command: str) -> SourceKind:
 
 
 @dataclass(frozen=True, slots=True)
-class ToolCall:
-    """What we remember of a `tool_use` block to understand its result."""
+class ClassifiedCall:
+    """A tool call as the scanner classifies it, to understand its result: the tool, what it
+    touched, and whether that is a credential source. (The transcript's own view of a call,
+    with all its short input fields, is `transcript.records.ToolCall`.)"""
 
     name: str
     target: str  # the file path or command; may hold a secret, so it is redacted before display
@@ -130,19 +132,19 @@ class ToolCall:
         return f"{self.name}({shown})" if shown else self.name
 
 
-def describe_tool_use(name: str, tool_input: Mapping[str, Any] | Any) -> ToolCall:
+def describe_tool_use(name: str, tool_input: Mapping[str, Any] | Any) -> ClassifiedCall:
     """Classify a tool call from its name and input."""
     if not isinstance(tool_input, Mapping):
-        return ToolCall(name, "", SourceKind.UNKNOWN)
+        return ClassifiedCall(name, "", SourceKind.UNKNOWN)
     if name in _FILE_TOOLS or "file_path" in tool_input or "notebook_path" in tool_input:
         path = tool_input.get("file_path") or tool_input.get("notebook_path") or ""
         path = path if isinstance(path, str) else ""
-        return ToolCall(name, path, classify_path(path) if path else SourceKind.UNKNOWN)
+        return ClassifiedCall(name, path, classify_path(path) if path else SourceKind.UNKNOWN)
     command = tool_input.get("command")
     if isinstance(command, str):
-        return ToolCall(name, command, classify_command(command))
+        return ClassifiedCall(name, command, classify_command(command))
     for key in ("url", "pattern", "query", "path", "prompt", "description"):
         value = tool_input.get(key)
         if isinstance(value, str):
-            return ToolCall(name, value, SourceKind.UNKNOWN)
-    return ToolCall(name, "", SourceKind.UNKNOWN)
+            return ClassifiedCall(name, value, SourceKind.UNKNOWN)
+    return ClassifiedCall(name, "", SourceKind.UNKNOWN)

@@ -18,142 +18,25 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from scrubber.detection.detect_secrets_plugins import (
+    ASSIGNMENT_AFTER,
+    COMPARISON,
+    EXCLUDED_PLUGINS,
+    KEYWORD_ANCHORS,
+    KEYWORD_LITERALS,
+    PLUGIN_ANCHORS,
+    PLUGIN_GATES,
+    PLUGIN_KINDS,
+    keyword_gates,
+    unquoted_keyword_gates,
+)
 from scrubber.detection.detector import ScanContext
 from scrubber.detection.finding import Hit
-from scrubber.detection.gates import QUOTE_RAW, WORD, WS, Gate, literal_gate
+from scrubber.detection.gates import Gate, literal_gate
 from scrubber.detection.prefilter import literal_set, pattern_set
 from scrubber.detection.rules import values
 
 DETECTOR_NAME = "detect-secrets"
-
-# Lower-case literals that any match of the plugin must contain. Plugins whose formats have no
-# literal (Discord, Telegram, Twilio, Artifactory's AP… keys) get none: they run on strings some
-# other anchor already selected, and on text from a credential source.
-_PLUGIN_ANCHORS: dict[str, tuple[str, ...]] = {
-    "AWSKeyDetector": ("akia", "asia", "abia", "acca", "a3t", "aws"),
-    "ArtifactoryDetector": ("akc",),
-    "AzureStorageKeyDetector": ("accountkey",),
-    "BasicAuthDetector": ("://",),
-    "CloudantDetector": ("cloudant",),
-    "DiscordBotTokenDetector": (),
-    "GitHubTokenDetector": ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
-    "GitLabTokenDetector": (
-        "glpat-",
-        "gldt-",
-        "glrt-",
-        "glptt-",
-        "glcbt-",
-        "glft-",
-        "glimt-",
-        "glsoat-",
-    ),
-    "IbmCloudIamDetector": ("ibm",),
-    "IbmCosHmacDetector": ("ibm",),
-    "JwtTokenDetector": ("eyj",),
-    "MailchimpDetector": ("-us",),
-    "NpmDetector": ("_authtoken",),
-    "OpenAIDetector": ("t3blbkfj",),
-    "PypiTokenDetector": ("pypi-ageichlwas5vcmc",),
-    "SendGridDetector": ("sg.",),
-    "SlackDetector": ("xox", "hooks.slack.com"),
-    "SoftlayerDetector": ("softlayer",),
-    "SquareOAuthDetector": ("sq0csp-",),
-    "StripeDetector": ("sk_live_", "rk_live_"),
-    "TelegramBotTokenDetector": (),
-    "TwilioKeyDetector": (),
-}
-# The keyword plugin's own denylist, as literals (its regexes allow `_?` between the parts).
-_KEYWORD_ANCHORS = (
-    "api_key", "apikey", "auth_key", "authkey", "service_key", "servicekey", "account_key",
-    "accountkey", "db_key", "dbkey", "database_key", "databasekey", "priv_key", "privkey",
-    "private_key", "privatekey", "client_key", "clientkey", "db_pass", "dbpass", "database_pass",
-    "databasepass", "key_pass", "keypass", "password", "passwd", "pwd", "secret", "contraseña",
-    "contrasena",
-)  # fmt: skip
-# The keyword plugin's regexes are slow (look-behinds, many alternatives), and its keywords
-# ("secret", "pwd") are common in tool output. They can only match on a line that holds a
-# keyword and an assignment or comparison sign, so only such lines are handed to them.
-_KEYWORD_LITERALS = tuple(
-    a
-    for a in _KEYWORD_ANCHORS
-    if a.isascii() and not any(b != a and b in a for b in _KEYWORD_ANCHORS)
-)
-# Right after a keyword: the rest of the name, a closing quote or bracket, then the sign.
-_ASSIGNMENT_AFTER = re.compile(r"[\w-]{0,40}['\"\]]{0,2}[ \t]*(?:[=:(>]|=>|\s+[\"'])")
-_COMPARISON = ("==", "!=")
-# Gates (gates.py) for the plugins whose anchors are common: `://` (every URL) wakes BasicAuth
-# only with `user:password@`; `-us` wakes Mailchimp only after 32 hex digits.
-_PLUGIN_GATES: dict[str, tuple[Gate, ...]] = {
-    "BasicAuthDetector": (Gate(r"://[^{}\s]*:[^{}\s]+@"),),
-    "MailchimpDetector": (Gate(r"[0-9a-f]{32}-us[0-9]"),),
-}
-
-
-_KEYWORDS = (
-    r"(?:api_?key|auth_?key|service_?key|account_?key|db_?key|database_?key|priv_?key|"
-    r"private_?key|client_?key|db_?pass|database_?pass|key_?pass|password|passwd|pwd|secret|"
-    r"contrase)"
-)
-_CLOSING = {"text": r"""[\]'"]{0,2}""", "raw": r"""(?:\]|'|\\{1,7}"){0,2}"""}
-_QUOTE = {"text": r"""["'`]""", "raw": QUOTE_RAW}
-
-
-def _keyword_gates() -> tuple[Gate, ...]:
-    """Necessary conditions of the keyword plugin's regexes where values must be quoted
-    (detect_secrets/plugins/keyword.py: every file type but config files and Go): a denylisted
-    keyword, the rest of the word, an operator (`:`, `=`, `!=`, `=>`, `[n] =`) and a quote; or
-    `(` / `.assign(` and a quote; or a quoted value and `;` after it; or a comparison sign right
-    before the word. `password: str` and `password_hash = hash(…)` wake nothing."""
-    built: dict[str, str] = {}
-    for form in ("text", "raw"):
-        closing, quote = _CLOSING[form], _QUOTE[form]
-        built[form] = (
-            rf"{_KEYWORDS}(?:{WORD}*(?:(?:{closing}|\[[0-9]*\]){WS}*[:!=]{{1,3}}>?{WS}*@?{quote}|"
-            rf"(?:.assign)?\({quote})|\S*{WS}*{quote}[^'\"]*{quote};)"
-        )
-    preceded = rf"[!=]={WS}*{WORD}*{_KEYWORDS}"
-    return (Gate(built["text"], built["raw"]), Gate(preceded))
-
-
-def _unquoted_keyword_gates() -> tuple[Gate, ...]:
-    """The same where a value may stand bare (config files, Go): keyword, word, operator."""
-    return (
-        Gate(
-            rf"{_KEYWORDS}{WORD}*{_CLOSING['text']}{WS}*(?::|=|!=)",
-            rf"{_KEYWORDS}{WORD}*{_CLOSING['raw']}{WS}*(?::|=|!=)",
-        ),
-    )
-
-
-# Kinds for findings, by plugin (kebab-case, matching ours where the thing is the same).
-_PLUGIN_KINDS: dict[str, str] = {
-    "AWSKeyDetector": "aws-access-key",
-    "ArtifactoryDetector": "artifactory-token",
-    "AzureStorageKeyDetector": "azure-storage-key",
-    "BasicAuthDetector": "basic-auth-password",
-    "CloudantDetector": "cloudant-credential",
-    "DiscordBotTokenDetector": "discord-bot-token",
-    "GitHubTokenDetector": "github-token",
-    "GitLabTokenDetector": "gitlab-token",
-    "IbmCloudIamDetector": "ibm-cloud-iam-key",
-    "IbmCosHmacDetector": "ibm-cos-hmac-key",
-    "JwtTokenDetector": "jwt",
-    "MailchimpDetector": "mailchimp-key",
-    "NpmDetector": "npm-token",
-    "OpenAIDetector": "openai-key",
-    "PypiTokenDetector": "pypi-token",
-    "SendGridDetector": "sendgrid-key",
-    "SlackDetector": "slack-token",
-    "SoftlayerDetector": "softlayer-key",
-    "SquareOAuthDetector": "square-oauth-secret",
-    "StripeDetector": "stripe-key",
-    "TelegramBotTokenDetector": "telegram-bot-token",
-    "TwilioKeyDetector": "twilio-key",
-}
-# Our PEM rule covers the whole block; detect-secrets' PrivateKeyDetector sees only the header
-# line, which would make a partial redaction look complete. IPPublicDetector flags addresses,
-# which are not credentials.
-_EXCLUDED_PLUGINS = frozenset({"PrivateKeyDetector", "IPPublicDetector"})
 
 _TOKEN_BODY = re.compile(r"[A-Za-z0-9_\-+/.~]*")
 _TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-+/.~")
@@ -239,16 +122,16 @@ def _load_plugins() -> _Loaded:
     plugin_classes: list[Any] = list(get_mapping_from_secret_type_to_class().values())
     for cls in sorted(plugin_classes, key=lambda c: str(c.__name__)):
         name = cls.__name__
-        if name in _EXCLUDED_PLUGINS or not issubclass(cls, RegexBasedDetector):
+        if name in EXCLUDED_PLUGINS or not issubclass(cls, RegexBasedDetector):
             continue
         plugin_class: Any = cls  # abstract in detect-secrets' annotations, concrete here
         plugin = plugin_class()
         regex_plugins.append(
             _Plugin(
                 class_name=name,
-                kind=_PLUGIN_KINDS.get(name, "detect-secrets-" + name.lower()),
+                kind=PLUGIN_KINDS.get(name, "detect-secrets-" + name.lower()),
                 patterns=tuple(plugin.denylist),
-                anchors=_PLUGIN_ANCHORS.get(name, ()),
+                anchors=PLUGIN_ANCHORS.get(name, ()),
                 precheck=_precheck(name, plugin.denylist),
             )
         )
@@ -392,8 +275,8 @@ def _keyword_hits(
             if line_start not in lines:
                 line_end = text.find("\n", position)
                 line_end = len(text) if line_end < 0 else line_end
-                if _ASSIGNMENT_AFTER.match(lowered, position + len(keyword)) or any(
-                    sign in lowered[line_start:position] for sign in _COMPARISON
+                if ASSIGNMENT_AFTER.match(lowered, position + len(keyword)) or any(
+                    sign in lowered[line_start:position] for sign in COMPARISON
                 ):
                     lines[line_start] = line_end
                     position = line_end
@@ -464,23 +347,21 @@ class DetectSecretsDetector:
     reach_after = 2048
 
     def __init__(self) -> None:
-        anchors: set[str] = set(_KEYWORD_ANCHORS)
-        for plugin_anchors in _PLUGIN_ANCHORS.values():
+        anchors: set[str] = set(KEYWORD_ANCHORS)
+        for plugin_anchors in PLUGIN_ANCHORS.values():
             anchors.update(plugin_anchors)
         self.anchors: tuple[str, ...] = tuple(sorted(anchors))
-        gates: list[Gate] = list(_keyword_gates())
-        for plugin, plugin_anchors in sorted(_PLUGIN_ANCHORS.items()):
-            if plugin in _PLUGIN_GATES:
-                gates.extend(_PLUGIN_GATES[plugin])
+        gates: list[Gate] = list(keyword_gates())
+        for plugin, plugin_anchors in sorted(PLUGIN_ANCHORS.items()):
+            if plugin in PLUGIN_GATES:
+                gates.extend(PLUGIN_GATES[plugin])
                 continue
             gates.extend(g for g in map(literal_gate, plugin_anchors) if g is not None)
         self.gates: tuple[Gate, ...] = tuple(dict.fromkeys(gates))
         # Which plugin anchors and keywords a text holds, found in one pass (hyperscan where
         # installed) instead of one substring search per literal over the whole text.
         self._literals: tuple[str, ...] = tuple(
-            sorted(
-                {a for group in _PLUGIN_ANCHORS.values() for a in group} | set(_KEYWORD_LITERALS)
-            )
+            sorted({a for group in PLUGIN_ANCHORS.values() for a in group} | set(KEYWORD_LITERALS))
         )
         self._literal_set = literal_set([a.encode() for a in self._literals])
 
@@ -501,7 +382,7 @@ class DetectSecretsDetector:
             # Plugins with no literal (Discord, Telegram, Twilio) are DetectSecretsShapes' job.
             if plugin.anchors and not present.isdisjoint(plugin.anchors):
                 yield from _plugin_hits(plugin, text)
-        keywords = [k for k in _KEYWORD_LITERALS if k in present]
+        keywords = [k for k in KEYWORD_LITERALS if k in present]
         regexes = _keyword_regexes(loaded, context.file_name)
         # Where values may be bare (config files, Go), DetectSecretsConfigKeywords reads them,
         # woken by gates that do not ask for a quote; here and in a credential source, this one.
@@ -534,13 +415,13 @@ class DetectSecretsConfigKeywords:
 
     name = DETECTOR_NAME + "-config-keywords"
     context_only = False
-    anchors: tuple[str, ...] = tuple(a for a in _KEYWORD_LITERALS if a.isascii())
-    gates: tuple[Gate, ...] = _unquoted_keyword_gates()
+    anchors: tuple[str, ...] = tuple(a for a in KEYWORD_LITERALS if a.isascii())
+    gates: tuple[Gate, ...] = unquoted_keyword_gates()
     reach_before = 2048
     reach_after = 2048
 
     def __init__(self) -> None:
-        self._literal_set = literal_set([a.encode() for a in _KEYWORD_LITERALS])
+        self._literal_set = literal_set([a.encode() for a in KEYWORD_LITERALS])
 
     def reads_file(self, file_name: str | None) -> bool:
         """Whether this detector reads the output or input of a tool call on `file_name` (the
@@ -560,6 +441,6 @@ class DetectSecretsConfigKeywords:
         if not _takes_bare_values(loaded, regexes):
             return
         present = self._literal_set.present(text.encode("utf-8", "surrogatepass"))
-        keywords = [_KEYWORD_LITERALS[i] for i in sorted(present)]
+        keywords = [KEYWORD_LITERALS[i] for i in sorted(present)]
         if keywords:
             yield from _keyword_hits(loaded, text, regexes, keywords)

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from scrubber.detection.finding import Hit
 
@@ -50,14 +50,10 @@ class Detector(Protocol):
     same test works on a raw JSONL line. A detector with no anchors runs only where the context
     is sensitive (`context_only`).
 
-    Optional, looked up by the scanner (scan.py):
-    - `gates`: a tuple of `gates.Gate`, necessary conditions that replace the anchors when
-      those are common words or punctuation;
-    - `reach_before` / `reach_after`: how far from a gate match its hits may reach;
-    - `find_near(text, context, events)`: `find`, told where (and which of) its gates matched;
-    - `may_match_raw(data, events)`: a cheap, exact look at a raw line before it is parsed;
-    - `reads_file(file_name)`: the detector reads only output or input of calls on such files;
-    - `prepare()`: one-time work to do before a scan forks its processes.
+    Optional abilities, each a Protocol below that the scanner checks with `isinstance` (so
+    that mypy sees them): `gates` (gates.py: necessary conditions that replace anchors that
+    are common words or punctuation), `Reaches`, `FindsNear`, `ConfirmsRaw`, `ReadsFiles`,
+    `NeedsPreparing`, `ShowsPublicPrefix`.
     """
 
     @property
@@ -70,3 +66,62 @@ class Detector(Protocol):
     def context_only(self) -> bool: ...
 
     def find(self, text: str, context: ScanContext) -> Iterable[Hit]: ...
+
+
+# Where a gate matched (see gate_index.py): the offset its match ends at, and which of the
+# detector's gates it is.
+GateEvent = tuple[int, int]
+
+
+@runtime_checkable
+class Reaches(Protocol):
+    """How far from a gate match (before, after) the detector's hits may reach; without it the
+    scanner assumes a token's reach for a one-regex rule and a long one for others."""
+
+    @property
+    def reach_before(self) -> int: ...
+
+    @property
+    def reach_after(self) -> int: ...
+
+
+@runtime_checkable
+class FindsNear(Protocol):
+    """`find`, told where (and which of) its gates matched in the text: it reads only there,
+    whatever the text's length."""
+
+    def find_near(
+        self, text: str, context: ScanContext, events: Sequence[GateEvent]
+    ) -> Iterable[Hit]: ...
+
+
+@runtime_checkable
+class ConfirmsRaw(Protocol):
+    """A cheap, exact look at a raw JSONL line (with where its gates matched there) before the
+    line is parsed for this detector: False means it cannot match anywhere in the line."""
+
+    def may_match_raw(self, data: bytes, ends: Iterable[GateEvent]) -> bool: ...
+
+
+@runtime_checkable
+class ReadsFiles(Protocol):
+    """The detector reads only the output or input of tool calls on certain files."""
+
+    def reads_file(self, file_name: str | None) -> bool: ...
+
+
+@runtime_checkable
+class NeedsPreparing(Protocol):
+    """One-time work (an import, a compile) to do before a scan forks its processes, so that
+    they share it."""
+
+    def prepare(self) -> None: ...
+
+
+@runtime_checkable
+class ShowsPublicPrefix(Protocol):
+    """A regex for the start of the detector's matches that names the vendor, not the secret
+    (`ghp_`, `sk-proj-`): a masked preview of any finding may show it. "" for none."""
+
+    @property
+    def public_prefix(self) -> str: ...

@@ -14,8 +14,9 @@ import os
 import secrets
 from pathlib import Path
 
+from scrubber.durable import PRIVATE_DIR_MODE, PRIVATE_FILE_MODE
 from scrubber.errors import ConfigError
-from scrubber.paths import PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, open_regular
+from scrubber.paths import open_regular
 
 KEY_BYTES = 32
 

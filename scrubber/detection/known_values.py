@@ -33,7 +33,8 @@ from typing import IO, Any
 from scrubber.detection.gates import literal_pattern
 from scrubber.detection.placeholder import PLACEHOLDER_PREFIX, make_placeholder
 from scrubber.detection.prefilter import GateMatcher, gate_matcher
-from scrubber.detection.scan import PROTECTED_KEYS, LineScan, json_pointer
+from scrubber.detection.scan import LineScan
+from scrubber.transcript.records import UNSCANNED_KEYS, json_pointer
 
 MIN_LENGTH = 8
 # The literal search looks for this many bytes of each form; longer forms (a PEM key, a
@@ -300,7 +301,7 @@ def record_copies(
             continue
         found = index.find(text, wanted)
         if found:
-            pointer = json_pointer(path)
+            pointer = json_pointer(*path)
             copies.extend(Copy(pointer, s, e, n, thinking) for s, e, n in found)
     return copies
 
@@ -316,7 +317,7 @@ def _leaves(
             return  # opaque data and base64 payloads: not text
         inner = thinking or kind == "thinking"
         for key, item in value.items():
-            if key in PROTECTED_KEYS and isinstance(item, str):
+            if key in UNSCANNED_KEYS and isinstance(item, str):
                 continue
             yield from _leaves(item, [*path, key], inner)
     elif isinstance(value, list):

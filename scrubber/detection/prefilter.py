@@ -13,7 +13,7 @@ import re
 # The parser behind `re` (no stubs): used only to read which literals a gate starts with.
 import re._constants as re_constants  # type: ignore[import-not-found]
 import re._parser as re_parser  # type: ignore[import-not-found]
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -48,9 +48,7 @@ class HyperscanLiteralSet:
         self._db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
         flags = hyperscan.HS_FLAG_CASELESS | hyperscan.HS_FLAG_SINGLEMATCH
         self._db.compile(
-            # Every byte as \\xHH: hyperscan takes NUL-terminated C strings, so a raw NUL would
-            # cut the pattern short, and escapes keep metacharacters and newlines literal.
-            expressions=["".join(f"\\x{b:02x}" for b in lit).encode() for lit in literals],
+            expressions=[_literal_regex(lit) for lit in literals],
             ids=list(range(len(literals))),
             flags=[flags] * len(literals),
         )
@@ -296,7 +294,12 @@ class HyperscanGateMatcher:
     """Two databases: the raw forms, reporting each gate once per line, and the text forms,
     reporting every match end. Compiling them takes most of a second (the assignment gates are
     large automata), so with a `cache_dir` the compiled databases are kept there, keyed by the
-    gates and the hyperscan version, and loaded in milliseconds by later runs."""
+    gates and the hyperscan version, and loaded in milliseconds by later runs.
+
+    `deferred` gates (index -> rare literals one of which each of their raw matches holds) are
+    left out of the raw database, which looks for their literals instead; a line that holds one
+    is then scanned with a small database of the gates waiting for it. The answers are the
+    same; a costly gate is run on few lines instead of all."""
 
     def __init__(
         self,
@@ -304,38 +307,59 @@ class HyperscanGateMatcher:
         hyperscan: Any,
         cache_dir: Path | None = None,
         every_end: Collection[int] = (),
+        deferred: Mapping[int, Sequence[bytes]] | None = None,
     ) -> None:
         self._empty = not gates
         self._every_end = frozenset(every_end)
         if self._empty:
             return
+        plan = _DeferralPlan(len(gates), deferred or {})
+        self._plan = plan
         cache = (
-            cache_file(cache_dir, gates, hyperscan, sorted(self._every_end))
+            cache_file(cache_dir, gates, hyperscan, sorted(self._every_end), plan.identity())
             if cache_dir is not None
             else None
         )
-        loaded = load_databases(cache, hyperscan) if cache is not None else None
-        if loaded is not None:
-            self._raw, self._text = loaded
-            return
-        caseless = [hyperscan.HS_FLAG_CASELESS if c else 0 for _, _, c in gates]
-        ids = list(range(len(gates)))
-        self._raw = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-        self._raw.compile(
-            expressions=[raw for _, raw, _ in gates],
-            ids=ids,
-            flags=[
-                f if i in self._every_end else f | hyperscan.HS_FLAG_SINGLEMATCH
-                for i, f in enumerate(caseless)
-            ],
+        loaded = (
+            load_databases(cache, hyperscan, 2 + len(plan.groups)) if cache is not None else None
         )
-        self._text = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-        self._text.compile(expressions=[text for text, _, _ in gates], ids=ids, flags=caseless)
+        if loaded is not None:
+            self._raw, self._text, *self._groups = loaded
+            return
+        self._hs = hyperscan
+        caseless = [hyperscan.HS_FLAG_CASELESS if c else 0 for _, _, c in gates]
+        first = [i for i in range(len(gates)) if i not in plan.deferred]
+        self._raw = self._compile(
+            [gates[i][1] for i in first] + [_literal_regex(lit) for lit in plan.literals],
+            first + plan.literal_ids,
+            [self._raw_flags(i, caseless[i]) for i in first]
+            + [hyperscan.HS_FLAG_CASELESS | hyperscan.HS_FLAG_SINGLEMATCH] * len(plan.literals),
+        )
+        self._text = self._compile(
+            [text for text, _, _ in gates], list(range(len(gates))), caseless
+        )
+        self._groups = [
+            self._compile(
+                [gates[i][1] for i in group],
+                list(group),
+                [self._raw_flags(i, caseless[i]) for i in group],
+            )
+            for group in plan.groups
+        ]
         if cache is not None:
-            store_databases(cache, hyperscan, self._raw, self._text)
+            store_databases(cache, hyperscan, [self._raw, self._text, *self._groups])
+
+    def _raw_flags(self, gate: int, caseless: int) -> int:
+        single = 0 if gate in self._every_end else self._hs.HS_FLAG_SINGLEMATCH
+        return caseless | single
+
+    def _compile(self, expressions: list[bytes], ids: list[int], flags: list[int]) -> Any:
+        database = self._hs.Database(mode=self._hs.HS_MODE_BLOCK)
+        database.compile(expressions=expressions, ids=ids, flags=flags)
+        return database
 
     def present(self, data: bytes) -> set[int]:
-        return set() if self._empty else _ids_present(self._raw, data)
+        return set() if self._empty else self.present_and_ends(data)[0]
 
     def events(self, data: bytes) -> list[tuple[int, int]]:
         found: list[tuple[int, int]] = []
@@ -361,7 +385,45 @@ class HyperscanGateMatcher:
                 ends.append((pattern, end))
 
         self._raw.scan(data, match_event_handler=on_match)
+        plan = self._plan
+        if plan.groups and not found.isdisjoint(plan.group_of_literal):
+            groups = {plan.group_of_literal[i] for i in found if i in plan.group_of_literal}
+            found.difference_update(plan.group_of_literal)
+            for group in sorted(groups):
+                self._groups[group].scan(data, match_event_handler=on_match)
         return found, ends
+
+
+def _literal_regex(literal: bytes) -> bytes:
+    """Every byte as \\xHH: hyperscan takes NUL-terminated C strings, so a raw NUL would cut
+    the pattern short, and escapes keep metacharacters and newlines literal."""
+    return "".join(f"\\x{b:02x}" for b in literal).encode()
+
+
+class _DeferralPlan:
+    """Which gates wait for which rare literals: the literals get ids after the gates' in the
+    raw database; gates waiting for the same literals share a small database (a group)."""
+
+    def __init__(self, gate_count: int, deferred: Mapping[int, Sequence[bytes]]) -> None:
+        self.deferred = frozenset(deferred)
+        by_literals: dict[tuple[bytes, ...], list[int]] = {}
+        for gate, literals in sorted(deferred.items()):
+            by_literals.setdefault(tuple(sorted({lit.lower() for lit in literals})), []).append(
+                gate
+            )
+        self.groups = [tuple(gates) for gates in by_literals.values()]
+        self._literal_sets = list(by_literals)
+        self.literals: list[bytes] = []
+        self.group_of_literal: dict[int, int] = {}
+        for group, literals in enumerate(by_literals):
+            for literal in literals:
+                self.group_of_literal[gate_count + len(self.literals)] = group
+                self.literals.append(literal)
+        self.literal_ids = list(range(gate_count, gate_count + len(self.literals)))
+
+    def identity(self) -> list[tuple[tuple[bytes, ...], tuple[int, ...]]]:
+        """What the cached databases depend on beyond the gates: each group's literals, gates."""
+        return list(zip(self._literal_sets, self.groups, strict=True))
 
 
 def gate_matcher(
@@ -370,14 +432,17 @@ def gate_matcher(
     engine: str = "auto",
     cache_dir: Path | None = None,
     every_end: Collection[int] = (),
+    deferred: Mapping[int, Sequence[bytes]] | None = None,
 ) -> GateMatcher:
     """Gates as (text form, raw form, caseless); `engine` as for `literal_set`; `cache_dir`
     keeps hyperscan's compiled databases between runs; `every_end`: the gates whose raw-form
-    matches `present_and_ends` reports one by one."""
+    matches `present_and_ends` reports one by one; `deferred`: gates to run only on lines that
+    hold one of their rare literals (see HyperscanGateMatcher; the pure-Python matcher, which
+    tests its literals first anyway, ignores it)."""
     if engine in ("auto", "hyperscan"):
         hyperscan = load_hyperscan()
         if hyperscan is not None:
-            return HyperscanGateMatcher(gates, hyperscan, cache_dir, every_end)
+            return HyperscanGateMatcher(gates, hyperscan, cache_dir, every_end, deferred)
         if engine == "hyperscan":
             raise UsageError(
                 "the hyperscan prefilter was asked for, but the hyperscan package is not installed",

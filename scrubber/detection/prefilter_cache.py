@@ -31,17 +31,21 @@ def cache_file(
     gates: Sequence[tuple[bytes, bytes, bool]],
     hyperscan: Any,
     every_end: Sequence[int],
+    deferral: object = None,
 ) -> CacheFile:
-    """Where the databases of exactly these gates (patterns, flags, which report every end) and
-    this hyperscan version are kept, and what their MAC must cover."""
+    """Where the databases of exactly these gates (patterns, flags, which report every end,
+    which wait for rare literals: `deferral`, any repr-stable value) and this hyperscan version
+    are kept, and what their MAC must cover."""
     version = getattr(hyperscan, "__version__", "?")
-    identity = hashlib.sha256(repr((version, list(gates), list(every_end))).encode()).digest()
+    described = repr((version, list(gates), list(every_end), deferral))
+    identity = hashlib.sha256(described.encode()).digest()
     return CacheFile(cache_dir / f"gates-{identity.hex()[:24]}.hsdb", identity)
 
 
 class CacheFile:
     """A cache file: `magic`, an HMAC-SHA256 of (identity, payload) under a key derived from the
-    installation's fingerprint key, then the payload (raw database size, raw, text databases).
+    installation's fingerprint key, then the payload (the number of databases, each one's size,
+    then the databases: raw, text, and the raw forms of deferred gates).
 
     Why the MAC: a database is a compiled automaton, and one that matches nothing makes every
     line look clean. A planted `.hsdb` under the right name made `scrub audit` report 0
@@ -51,7 +55,7 @@ class CacheFile:
 
     __slots__ = ("identity", "path")
 
-    MAGIC = b"scrubber-prefilter-v2\n"
+    MAGIC = b"scrubber-prefilter-v3\n"
     MAX_BYTES = 256 << 20  # far above any real database; a bigger file is not read
 
     def __init__(self, path: Path, identity: bytes) -> None:
@@ -72,9 +76,9 @@ def _cache_key(cache_dir: Path) -> bytes | None:
     return hmac.new(key, b"scrubber prefilter cache", hashlib.sha256).digest()
 
 
-def load_databases(cache: CacheFile, hyperscan: Any) -> tuple[Any, Any] | None:
-    """The two databases from a cache file; None when it is missing, unreadable or does not
-    verify (it is then rebuilt: a cache never decides an answer)."""
+def load_databases(cache: CacheFile, hyperscan: Any, count: int) -> list[Any] | None:
+    """The `count` databases of a cache file; None when it is missing, unreadable, holds
+    another number or does not verify (it is then rebuilt: a cache never decides an answer)."""
     key = _cache_key(cache.path.parent)
     if key is None:
         return None
@@ -88,18 +92,24 @@ def load_databases(cache: CacheFile, hyperscan: Any) -> tuple[Any, Any] | None:
             return None
         if not hmac.compare_digest(data[head:mac_end], cache.mac(key, payload)):
             return None
-        (raw_size,) = struct.unpack_from(">Q", payload)
-        raw = hyperscan.loadb(payload[8 : 8 + raw_size], hyperscan.HS_MODE_BLOCK)
-        text = hyperscan.loadb(payload[8 + raw_size :], hyperscan.HS_MODE_BLOCK)
-        # A loaded database has no scratch space yet (compile allocates one).
-        raw.scratch = hyperscan.Scratch(raw)
-        text.scratch = hyperscan.Scratch(text)
+        (stored,) = struct.unpack_from(">I", payload)
+        if stored != count:
+            return None
+        sizes = struct.unpack_from(f">{count}Q", payload, 4)
+        offset = 4 + 8 * count
+        databases = []
+        for size in sizes:
+            database = hyperscan.loadb(payload[offset : offset + size], hyperscan.HS_MODE_BLOCK)
+            # A loaded database has no scratch space yet (compile allocates one).
+            database.scratch = hyperscan.Scratch(database)
+            databases.append(database)
+            offset += size
     except (OSError, struct.error, ValueError, TypeError, AttributeError, hyperscan.error):
         return None
-    return raw, text
+    return databases
 
 
-def store_databases(cache: CacheFile, hyperscan: Any, raw: Any, text: Any) -> None:
+def store_databases(cache: CacheFile, hyperscan: Any, databases: Sequence[Any]) -> None:
     """Write the cache atomically (temp file, rename), 0600 in a 0700 folder; a failure to
     write it only costs the next run a compile."""
     key = _cache_key(cache.path.parent)
@@ -108,8 +118,9 @@ def store_databases(cache: CacheFile, hyperscan: Any, raw: Any, text: Any) -> No
     path = cache.path
     with contextlib.suppress(OSError, hyperscan.error):
         ensure_private_dir(path.parent)
-        raw_bytes, text_bytes = hyperscan.dumpb(raw), hyperscan.dumpb(text)
-        payload = struct.pack(">Q", len(raw_bytes)) + raw_bytes + text_bytes
+        dumped = [hyperscan.dumpb(database) for database in databases]
+        sizes = struct.pack(f">I{len(dumped)}Q", len(dumped), *(len(d) for d in dumped))
+        payload = sizes + b"".join(dumped)
         temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
         try:

@@ -14,7 +14,7 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
-from scrubber import paths
+from scrubber.durable import PRIVATE_DIR_MODE, PRIVATE_FILE_MODE
 from scrubber.hooks.status_state import valid_session_id
 
 __all__ = ["append_log_line", "fsync_dir", "valid_session_id", "write_json_atomic"]
@@ -41,12 +41,12 @@ def fsync_dir(folder: Path) -> None:
 def write_json_atomic(path: Path, data: Mapping[str, Any], *, fsync: bool = True) -> None:
     """Write `data` as JSON through a temp file and a rename (0600).
 
-    A stdlib-only twin of transcript.jsonl.atomic_write: the hooks may not import the transcript
-    package on their fast paths (its optional orjson import costs start-up time).
+    A twin of durable.atomic_write, written when that lived in transcript.jsonl, which the hooks
+    may not import on their fast paths (its optional orjson import costs start-up time).
     """
     payload = (json.dumps(data, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8")
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{time.monotonic_ns()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, paths.PRIVATE_FILE_MODE)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, PRIVATE_FILE_MODE)
     try:
         try:
             os.write(fd, payload)
@@ -69,11 +69,11 @@ def append_log_line(path: Path, line: str) -> None:
     One `write` on an O_APPEND descriptor: lines from concurrent hooks never interleave.
     """
     data = (line.rstrip("\n") + "\n").encode("utf-8", errors="replace")
-    path.parent.mkdir(parents=True, exist_ok=True, mode=paths.PRIVATE_DIR_MODE)
+    path.parent.mkdir(parents=True, exist_ok=True, mode=PRIVATE_DIR_MODE)
     with contextlib.suppress(OSError):
         if path.stat().st_size > LOG_ROTATE_BYTES:
             path.replace(path.with_name(path.name + ".1"))
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, paths.PRIVATE_FILE_MODE)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, PRIVATE_FILE_MODE)
     try:
         os.write(fd, data)
     finally:

@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 
 from scrubber import paths
+from scrubber.durable import PRIVATE_FILE_MODE
 from scrubber.hooks import status_state
 from scrubber.hooks.files import write_json_atomic
 from scrubber.hooks.status_state import (
@@ -234,13 +235,13 @@ def _build_scanner(home: Path, key: bytes) -> SecretScanner:
 def _restore_calls(file_scan: FileScan, calls: list[list[str]]) -> None:
     """Tell a new FileScan about sensitive tool calls seen by earlier runs, whose results
     (a Read of `.env`, the output of `printenv`) may only now be in the file."""
-    from scrubber.detection.context import ToolCall
+    from scrubber.detection.context import ClassifiedCall
     from scrubber.detection.detector import SourceKind
 
     remembered = {}
     for call_id, name, source, file_name in calls:
         with contextlib.suppress(ValueError):
-            remembered[call_id] = ToolCall(name, file_name, SourceKind(source))
+            remembered[call_id] = ClassifiedCall(name, file_name, SourceKind(source))
     file_scan.remember_calls(remembered)
 
 
@@ -252,9 +253,7 @@ def _remembered_calls(file_scan: FileScan) -> list[list[str]]:
     """The most recent sensitive calls, in the order they were made. Only a file tool's file
     name is kept of the target (a command can hold a token); the name is all the rules use."""
     kept = []
-    for call_id, call in file_scan._calls.items():
-        if call_id not in file_scan._sensitive_calls:
-            continue
+    for call_id, call in file_scan.sensitive_calls_seen().items():
         name = PurePosixPath(call.target).name if call.name in _FILE_TOOLS else ""
         kept.append([call_id, call.name, call.source.value, name])
     return kept[-MAX_REMEMBERED_CALLS:]
@@ -369,7 +368,7 @@ def _try_lock(path: Path) -> int | None:
     import fcntl
 
     paths.ensure_private_dir(path.parent)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, paths.PRIVATE_FILE_MODE)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, PRIVATE_FILE_MODE)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:

@@ -1,11 +1,11 @@
 """The worker: drains the SessionEnd spool, one session at a time, under a lock.
 
 For each job it waits for the transcript to settle (Claude Code can still append a few records
-after an interactive `/exit`), then applies the policy's `on_session_end` actions in their fixed
-order (archive, redact-copy, redact-in-place), or records an audit summary when there are none.
-A job leaves the spool only after every action succeeded; progress is saved after each action,
-so a worker killed mid-job is resumed by the next one without redoing finished work (and an
-archive is never overwritten anyway). Transient errors are retried with exponential backoff;
+after an interactive `/exit`), then hands the session to the SessionEnd use case
+(`usecases/session_end.py`: the policy's `on_session_end` actions, or an audit summary when
+there are none). A job leaves the spool only after every action succeeded; progress is saved
+after each action, so a worker killed mid-job is resumed by the next one without redoing
+finished work (and an archive is never overwritten anyway). Transient errors are retried with exponential backoff;
 jobs that cannot succeed as configured are parked in `spool/failed/` with the reason.
 
 Every step is one JSON line in `$SCRUB_HOME/log/activity.jsonl`: ids, paths, counts, kinds and
@@ -27,25 +27,23 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from scrubber import paths
-from scrubber.errors import (
-    BusyError,
-    ConfigError,
-    InputError,
-    KeyMaterialError,
-    ScrubberError,
-    UsageError,
-)
+from scrubber.durable import PRIVATE_FILE_MODE
+from scrubber.errors import BusyError, ConfigError, KeyMaterialError, ScrubberError, UsageError
 from scrubber.hooks import status_line
 from scrubber.hooks.spool import Job, Spool
-from scrubber.policy.model import Policy, SessionEndAction
+from scrubber.policy.model import Policy
+from scrubber.usecases.session_end import (
+    AUDIT_SUMMARY,
+    ActionDone,
+    EndedSession,
+    PipelineActions,
+    SessionActions,
+    SessionEndResult,
+    end_session,
+)
 
 LOCK_NAME = "worker.lock"
 MAX_ATTEMPTS = 8  # unexpected errors: after this many, the job is parked in failed/
-AUDIT_SUMMARY = "audit-summary"
-
-
-def activity_log(home: Path) -> Path:
-    return paths.activity_log(home)
 
 
 def lock_file(home: Path) -> Path:
@@ -54,7 +52,9 @@ def lock_file(home: Path) -> Path:
 
 def append_activity(home: Path, record: Mapping[str, Any], *, now: float | None = None) -> None:
     """One JSON line in the activity log shared with retention (`time` first, UTC)."""
-    from scrubber.retention.apply import append_activity as append_line
+    # Imported on first use: the activity module brings urllib (for its healthcheck ping), a
+    # cost for every importer of this module (`scrub hook …`) that never logs.
+    from scrubber.activity import append_activity as append_line
 
     moment = datetime.fromtimestamp(time.time() if now is None else now, UTC)
     append_line(home, {"time": moment.isoformat(timespec="seconds"), **record})
@@ -80,32 +80,6 @@ class SystemClock:
 
     def sleep(self, seconds: float) -> None:
         time.sleep(max(0.0, seconds))
-
-
-@dataclass(frozen=True, slots=True)
-class JobContext:
-    """Everything an action needs for one session."""
-
-    job: Job
-    transcript: Path
-    config_dir: Path
-    home: Path
-    policy: Policy
-    env: Mapping[str, str] = field(repr=False)
-
-    @property
-    def project(self) -> str:
-        return self.transcript.parent.name
-
-
-class SessionActions(Protocol):
-    """What the worker does with a settled session. Results are activity-log fields (counts,
-    paths, kinds), never values. Raise ScrubberError subclasses: the class decides whether the
-    job is retried (runtime, busy) or parked (usage, config, key material)."""
-
-    def run(self, action: SessionEndAction, ctx: JobContext) -> Mapping[str, Any]: ...
-
-    def summarize(self, ctx: JobContext) -> Mapping[str, Any]: ...
 
 
 PolicyLoader = Callable[[Mapping[str, str]], Policy]
@@ -235,7 +209,7 @@ class Worker:
     def _locked(self) -> Iterator[bool]:
         path = lock_file(self.home)
         paths.ensure_private_dir(path.parent)
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, paths.PRIVATE_FILE_MODE)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, PRIVATE_FILE_MODE)
         try:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -314,12 +288,24 @@ class Worker:
             return self._failed_attempt(job, error)
 
     def _process(self, job: Job) -> JobOutcome:
-        s = self.settings
         transcript = Path(job.transcript_path)
         try:
             policy = self.load_policy(self.env)
         except _PARK as error:
             return self._park(job, error)
+        not_settled = self._unless_settled(job, transcript)
+        if not_settled is not None:
+            return not_settled
+        now = datetime.fromtimestamp(self.clock.time(), UTC)
+        session = EndedSession(
+            job.session_id, transcript, self.config_dir, self.home, policy, self.env, now
+        )
+        return self._end_session(job, session)
+
+    def _unless_settled(self, job: Job, transcript: Path) -> JobOutcome | None:
+        """Wait for the transcript to settle: None once it has, else the job's outcome (skipped
+        when there is no transcript, deferred while it keeps changing)."""
+        s = self.settings
         elapsed = self.clock.time() - job.ended_at
         settled = wait_for_settle(
             transcript,
@@ -338,46 +324,45 @@ class Worker:
             self.spool.release(replace(job, settle_waits=waits, not_before=later))
             self.log("deferred", job, reason="the transcript is still being written")
             return JobOutcome.DEFERRED
-        ctx = JobContext(job, transcript, self.config_dir, self.home, policy, self.env)
-        actions = policy.session_end_actions
-        for action in actions:
-            if action.value in job.done:
-                continue
-            started = self.clock.monotonic()
-            try:
-                result = self.actions.run(action, ctx)
-            except _PARK as error:
-                return self._park(job, error, action=action.value)
-            except InputError as error:
-                if not transcript.exists():
-                    self.spool.complete(job)
-                    self.log("skipped", job, action=action.value, reason="transcript vanished")
-                    return JobOutcome.SKIPPED
-                return self._failed_attempt(job, error, action=action.value)
-            except (BusyError, ScrubberError, OSError) as error:
-                return self._failed_attempt(job, error, action=action.value)
+        return None
+
+    def _end_session(self, job: Job, session: EndedSession) -> JobOutcome:
+        """The use case, with each finished action logged and saved in the job's progress."""
+        progress = job
+
+        def save_progress(step: ActionDone) -> None:
+            nonlocal progress
             # Logged before the progress is saved: a crash in between repeats the action (an
             # archive of the same version is not written again) rather than losing its line.
-            self.log(
-                action.value,
-                job,
-                status="ok",
-                seconds=round(self.clock.monotonic() - started, 3),
-                **dict(result),
-            )
-            job = replace(job, done=(*job.done, action.value))
-            self.spool.save_progress(job)
-        if not actions:
-            try:
-                summary = self.actions.summarize(ctx)
-            except _PARK as error:
-                return self._park(job, error, action=AUDIT_SUMMARY)
-            except (ScrubberError, OSError) as error:
-                return self._failed_attempt(job, error, action=AUDIT_SUMMARY)
-            self.log(AUDIT_SUMMARY, job, status="ok", **dict(summary))
-        self.spool.complete(job)
-        self.log("done", job, actions=[a.value for a in actions], reason=job.reason)
-        return JobOutcome.DONE
+            self.log(step.action.value, job, status="ok", seconds=step.seconds, **step.fields)
+            progress = replace(progress, done=(*progress.done, step.action.value))
+            self.spool.save_progress(progress)
+
+        result = end_session(
+            session,
+            self.actions,
+            done=job.done,
+            monotonic=self.clock.monotonic,
+            on_action_done=save_progress,
+        )
+        return self._conclude(progress, result)
+
+    def _conclude(self, job: Job, result: SessionEndResult) -> JobOutcome:
+        """Take the job out of the spool, park it or put it back, as the result says."""
+        error = result.error
+        if error is None:
+            if result.summary is not None:
+                self.log(AUDIT_SUMMARY, job, status="ok", **result.summary)
+            self.spool.complete(job)
+            self.log("done", job, actions=[a.value for a in result.actions], reason=job.reason)
+            return JobOutcome.DONE
+        if isinstance(error, _PARK):
+            return self._park(job, error, action=result.failed)
+        if result.vanished:
+            self.spool.complete(job)
+            self.log("skipped", job, action=result.failed, reason="transcript vanished")
+            return JobOutcome.SKIPPED
+        return self._failed_attempt(job, error, action=result.failed)
 
     def _park(self, job: Job, error: ScrubberError, *, action: str | None = None) -> JobOutcome:
         why = error.message + (f" ({error.hint})" if error.hint else "")
@@ -417,161 +402,6 @@ def describe_error(error: BaseException) -> str:
     if isinstance(error, OSError):
         return f"{type(error).__name__} (errno {error.errno})"
     return type(error).__name__
-
-
-# -- the default actions: the use cases of audit, redaction and archiving -----------------------
-
-
-class PipelineActions:
-    """The real actions (imported lazily: the use cases pull in detect_secrets and age)."""
-
-    def run(self, action: SessionEndAction, ctx: JobContext) -> Mapping[str, Any]:
-        if action is SessionEndAction.ARCHIVE:
-            return _archive(ctx)
-        if action is SessionEndAction.REDACT_COPY:
-            return _redact_copy(ctx)
-        return _redact_in_place(ctx)
-
-    def summarize(self, ctx: JobContext) -> Mapping[str, Any]:
-        from scrubber.detection.registry import build_scanner
-        from scrubber.usecases.audit import audit, update_audit_cache
-
-        scanner = build_scanner(ctx.policy, ctx.home)
-        if not ctx.transcript.is_file():
-            raise InputError(f"cannot read {ctx.transcript}: no such file")
-        report = audit(session_targets(ctx), scanner, env=ctx.env)
-        totals = report.totals()
-        update_audit_cache(ctx.home, report)
-        return {
-            "occurrences": totals["occurrences"],
-            "distinct": totals["distinct"],
-            "by_kind": totals["by_kind"],
-            "files": len(report.files),
-            "unreadable": sum(1 for f in report.files if f.error),
-        }
-
-
-def session_targets(ctx: JobContext) -> list[Any]:
-    """The session's transcript and, when the policy scans side files, its bundle's files."""
-    from scrubber.transcript.sessions import session_bundle
-    from scrubber.usecases.audit_report import ScanTarget
-    from scrubber.usecases.audit_targets import targets_from_paths
-
-    targets = [ScanTarget(ctx.transcript, True, ctx.job.session_id, ctx.project, None)]
-    if not ctx.policy.detection.scan_side_files:
-        return targets
-    extra = [
-        p
-        for p in session_bundle(ctx.config_dir, ctx.project, ctx.job.session_id)
-        if p != ctx.transcript and not p.is_symlink()
-    ]
-    with contextlib.suppress(InputError):
-        targets.extend(targets_from_paths(extra))
-    return targets
-
-
-def session_info(ctx: JobContext) -> Any:
-    """The session as `transcript.sessions` describes it, read for this one transcript only
-    (discovering the whole config dir would cost seconds on a large one)."""
-    from scrubber.transcript.sessions import SessionInfo, read_metadata
-
-    try:
-        st = ctx.transcript.stat()
-        meta = read_metadata(ctx.transcript)
-    except OSError as exc:
-        raise InputError(f"cannot read {ctx.transcript}: {exc.strerror}") from None
-    return SessionInfo(
-        id=ctx.job.session_id,
-        project=ctx.project,
-        transcript=ctx.transcript,
-        config_dir=ctx.config_dir,
-        size=st.st_size,
-        mtime=st.st_mtime,
-        cwd=meta.cwd,
-        title=meta.title,
-        custom_title=meta.custom_title,
-        tags=meta.tags,
-        first_timestamp=meta.first_timestamp,
-        last_timestamp=meta.last_timestamp,
-    )
-
-
-def bundle_files(ctx: JobContext) -> list[Path]:
-    """The regular files of the session's bundle (transcript first); symlinks are neither
-    followed nor listed, as in an archive."""
-    import stat
-
-    from scrubber.archive.bundle import walk_bundle
-    from scrubber.transcript.sessions import session_bundle
-
-    bundle = session_bundle(ctx.config_dir, ctx.project, ctx.job.session_id)
-    return [path for path, _, st in walk_bundle(ctx.config_dir, bundle) if stat.S_ISREG(st.st_mode)]
-
-
-def _archive(ctx: JobContext) -> Mapping[str, Any]:
-    from scrubber.archiving import archive_sessions, resolve_encryption
-
-    # Recipients come from the policy (a hook has no flags); none is a configuration error.
-    encryption = resolve_encryption(ctx.policy, encrypt=True)
-    [outcome] = archive_sessions(
-        [session_info(ctx)],
-        policy=ctx.policy,
-        home=ctx.home,
-        encryption=encryption,
-        now=datetime.now(UTC),
-    )
-    if outcome.error is not None or outcome.written is None:
-        raise outcome.error or ScrubberError(f"session {ctx.job.session_id}: nothing archived")
-    return {
-        "archive": str(outcome.written.entry.path),
-        "created": outcome.written.created,  # False: this version was archived already
-        "recipients": len(encryption.recipients),
-    }
-
-
-def _redaction_summary(results: Sequence[Any]) -> dict[str, Any]:
-    by_kind: dict[str, int] = {}
-    for result in results:
-        for kind, count in result.by_kind.items():
-            by_kind[kind] = by_kind.get(kind, 0) + count
-    return {
-        "files": len(results),
-        "replaced": sum(r.replaced for r in results),
-        "left_in_thinking": sum(r.left_in_thinking for r in results),
-        "skipped": sum(1 for r in results if r.skipped),
-        "by_kind": dict(sorted(by_kind.items())),
-    }
-
-
-def _redact_copy(ctx: JobContext) -> Mapping[str, Any]:
-    """Redacted copies under `$SCRUB_HOME/redacted/`, shaped like the config dir (never under
-    `projects/`, where Claude Code's sweep deletes every top-level `*.jsonl`)."""
-    from scrubber.detection.registry import build_scanner
-    from scrubber.usecases.redact import redact_copies
-
-    scanner = build_scanner(ctx.policy, ctx.home)
-    dest_root = paths.redacted_dir(ctx.home)
-    # All of the session's files at once: a value found in one is redacted in all of them.
-    pairs = [
-        (source, dest_root / source.relative_to(ctx.config_dir)) for source in bundle_files(ctx)
-    ]
-    results = redact_copies(pairs, scanner, thinking=ctx.policy.redaction.thinking, env=ctx.env)
-    summary = _redaction_summary(results)
-    summary["destination"] = str(dest_root / ctx.transcript.relative_to(ctx.config_dir))
-    return summary
-
-
-def _redact_in_place(ctx: JobContext) -> Mapping[str, Any]:
-    """Rewrite the session's files with secrets replaced (thinking text untouched: reported).
-    The lock folder is the one `scrub redact --in-place` uses, so the two never overlap."""
-    from scrubber.detection.registry import build_scanner
-    from scrubber.usecases.redact_in_place import redact_files_in_place
-
-    scanner = build_scanner(ctx.policy, ctx.home)
-    lock_dir = paths.state_dir(ctx.home) / "locks"
-    # All of the session's files at once: a value found in one is redacted in all of them.
-    results = redact_files_in_place(bundle_files(ctx), scanner, lock_dir, env=ctx.env)
-    return _redaction_summary(results)
 
 
 # -- entry point ------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from scrubber import paths
-from scrubber.durable import atomic_write
+from scrubber.durable import PRIVATE_FILE_MODE, atomic_write
 from scrubber.errors import UsageError
 from scrubber.install.launchers import (
     SESSION_END_LAUNCHER,
@@ -219,7 +219,7 @@ def _write_files(
 
     if policy_text is not None:
         existed = policy_path.exists()
-        atomic_write(policy_path, [policy_text.encode()], mode=paths.PRIVATE_FILE_MODE)
+        atomic_write(policy_path, [policy_text.encode()], mode=PRIVATE_FILE_MODE)
         report.step(
             f"policy: retention.days written into {policy_path}"
             if existed

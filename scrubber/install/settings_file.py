@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from scrubber import paths
-from scrubber.durable import atomic_write
+from scrubber.durable import PRIVATE_FILE_MODE, atomic_write
 from scrubber.errors import ConfigError
 from scrubber.install.settings import Settings
 
@@ -94,7 +94,7 @@ def backup_settings(current: SettingsText, home: Path, *, now: datetime) -> Path
     folder = paths.ensure_private_dir(backups_dir(home))
     stamp = now.astimezone(UTC).strftime("%Y%m%dT%H%M%S%fZ")
     target = folder / f"{current.path.name}.{stamp}.bak"
-    atomic_write(target, [current.text.encode("utf-8")], mode=paths.PRIVATE_FILE_MODE)
+    atomic_write(target, [current.text.encode("utf-8")], mode=PRIVATE_FILE_MODE)
     return target
 
 
@@ -104,6 +104,6 @@ def write_settings(path: Path, text: str) -> None:
     try:
         mode = target.stat().st_mode & 0o777
     except FileNotFoundError:
-        mode = paths.PRIVATE_FILE_MODE
+        mode = PRIVATE_FILE_MODE
         paths.create_private_dirs(target.parent)
     atomic_write(target, [text.encode("utf-8")], mode=mode)

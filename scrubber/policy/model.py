@@ -27,7 +27,7 @@ POLICY_VERSION = 1
 # (year 1) once N passes about 739,000, so the old bound of 1,000,000 ended retention in an
 # OverflowError. 100,000 days (about 274 years) keeps every date sum in range while still
 # accepting 99999, the usual "never" workaround for cleanupPeriodDays, which
-# `--take-over-cleanup` copies into the policy and sets itself (installer.TAKE_OVER_DAYS).
+# `--take-over-cleanup` copies into the policy and sets itself (install.settings.TAKE_OVER_DAYS).
 MAX_DAYS = 100_000
 
 # An age X25519 recipient is the Bech32 encoding of a 32-byte key with HRP "age": "age1" plus 52

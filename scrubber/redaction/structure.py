@@ -9,14 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-# Strings that redaction must never change (reference note: "What must never change").
-PROTECTED_STRING_KEYS = frozenset(
-    {
-        "uuid", "parentUuid", "logicalParentUuid", "leafUuid", "sessionId", "requestId",
-        "timestamp", "messageId", "sourceToolAssistantUUID", "toolUseID", "parentToolUseID",
-        "agentId", "tool_use_id", "signature", "type", "subtype", "role", "id",
-    }
-)  # fmt: skip
+from scrubber.transcript.records import PROTECTED_KEYS
 
 
 def same_structure(original: Any, redacted: Any, key: str | None = None) -> bool:
@@ -35,6 +28,6 @@ def same_structure(original: Any, redacted: Any, key: str | None = None) -> bool
     if isinstance(original, str):
         if not isinstance(redacted, str):
             return False
-        return key not in PROTECTED_STRING_KEYS or original == redacted
+        return key not in PROTECTED_KEYS or original == redacted
     # Numbers, booleans, null: equal and of the same type (1 and True are not the same here).
     return type(original) is type(redacted) and original == redacted

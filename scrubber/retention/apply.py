@@ -28,9 +28,6 @@ from pathlib import Path
 from typing import Protocol
 
 from scrubber import paths
-
-# Moved to scrubber.activity; kept for hooks.worker until its renovation.
-from scrubber.activity import append_activity as append_activity  # noqa: PLC0414
 from scrubber.errors import BusyError, ExitCode, ScrubberError
 from scrubber.policy.model import Pins
 from scrubber.retention.plan import (

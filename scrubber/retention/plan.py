@@ -1,4 +1,5 @@
-"""The retention plan: entries + rules + now -> one decision per session, trash and archive.
+"""The retention plan: entries + rules + now -> one decision per session, trash and archive
+(`forecast.py` tells, from the same judgement, when each session would be removed).
 
 Pure: no files, no clock. Sessions come in through `RetentionEntry` (discovery's `SessionInfo`
 satisfies it as is), archive state as a mapping computed at the edge, trashed sessions and
@@ -257,54 +258,54 @@ def _clamp(moment: datetime, now: datetime) -> datetime:
     return moment if moment <= now else now
 
 
-def _aware(moment: datetime) -> datetime:
+def as_aware(moment: datetime) -> datetime:
+    """A naive time taken as UTC."""
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
-_LATEST = datetime.max.replace(tzinfo=UTC)
+LATEST = datetime.max.replace(tzinfo=UTC)  # also "never", where a time must be ranked
 _EARLIEST = datetime.min.replace(tzinfo=UTC)
 
 
-def _mtime(entry: RetentionEntry) -> datetime:
+def mtime_of(entry: RetentionEntry) -> datetime:
+    """The entry's mtime as an aware time, whatever number the file system gave."""
     try:
         return datetime.fromtimestamp(entry.mtime, tz=UTC)
     except (OverflowError, OSError, ValueError):
         # An mtime beyond what datetime holds: the far future clamps to now where it matters.
-        return _LATEST if entry.mtime > 0 else _EARLIEST
-
-
-def _plus(moment: datetime, days: int) -> datetime:
-    try:
-        return moment + timedelta(days=days)
-    except OverflowError:
-        return _LATEST
+        return LATEST if entry.mtime > 0 else _EARLIEST
 
 
 def last_activity(entry: RetentionEntry, now: datetime) -> datetime:
     """The newest timestamp inside, else the mtime; never after `now`."""
     moment = entry.last_timestamp
-    return _clamp(_aware(moment) if moment is not None else _mtime(entry), now)
+    return _clamp(as_aware(moment) if moment is not None else mtime_of(entry), now)
 
 
 @dataclass(frozen=True, slots=True)
-class _Judged:
+class JudgedSession:
+    """One session as the keep rules see it (the plan's and the forecast's common step)."""
+
     entry: RetentionEntry
     key: SessionKey
     candidate: Candidate
     reason: Reason | None  # the keep reason, None when retention would remove it
 
 
-def _judge(
+def judge_sessions(
     entries: Iterable[RetentionEntry],
     rules: RetentionRules,
     now: datetime,
     archives: Mapping[SessionKey, ArchiveStatus],
-) -> list[_Judged]:
+) -> list[JudgedSession]:
+    """Every session's facts for the keep rules (age, last write, pins, rank in its project,
+    period, archive state) and the keep reason they give, sorted by key. Raises ValueError
+    when a session is listed twice."""
     # Tuples rather than lookups by key: 20,000 sessions plan in well under a second.
     rows: list[tuple[SessionKey, RetentionEntry, datetime, datetime]] = []
     for entry in entries:
         activity = last_activity(entry, now)
-        rows.append((key_of(entry), entry, activity, max(activity, _clamp(_mtime(entry), now))))
+        rows.append((key_of(entry), entry, activity, max(activity, _clamp(mtime_of(entry), now))))
     rows.sort(key=lambda row: row[0])
     for before, after in pairwise(rows):
         if before[0] == after[0]:
@@ -332,7 +333,7 @@ def _judge(
             days=rules.periods.days_for(entry.cwd),
             archive=archives.get(key, ArchiveStatus.NONE) if archives else ArchiveStatus.NONE,
         )
-        judged.append(_Judged(entry, key, candidate, KEEP_RULES.reason(candidate, context)))
+        judged.append(JudgedSession(entry, key, candidate, KEEP_RULES.reason(candidate, context)))
     return judged
 
 
@@ -343,7 +344,7 @@ def needs_archive_status(
     removed) whatever its archives say, so the edge verifies only these."""
     if not rules.require_archive:
         return frozenset()
-    return frozenset(j.key for j in _judge(entries, rules, now, {}) if j.reason is None)
+    return frozenset(j.key for j in judge_sessions(entries, rules, now, {}) if j.reason is None)
 
 
 def plan_retention(
@@ -360,8 +361,8 @@ def plan_retention(
     `archives` holds the archive state of the sessions `needs_archive_status` named; a session
     missing from it has no archive.
     """
-    now = _aware(now)
-    judged = _judge(entries, rules, now, archives or {})
+    now = as_aware(now)
+    judged = judge_sessions(entries, rules, now, archives or {})
 
     # Removals first, then the cap: oldest go first, the rest wait for the next run.
     decided: list[tuple[Action, Reason]] = []
@@ -423,7 +424,7 @@ def _plan_trash(
     kept = {id(t) for t in select_deletable(trashed, rules.pins, lambda t: t.subject).kept}
     decisions = []
     for item in trashed:
-        trashed_at = _clamp(_aware(item.trashed_at), now)
+        trashed_at = _clamp(as_aware(item.trashed_at), now)
         purge_at = trashed_at + timedelta(days=rules.trash_days)
         if id(item) in kept:
             action, reason = Action.KEEP, Reason.PINNED
@@ -451,10 +452,10 @@ def _plan_archives(
 
     def basis(facts: ArchiveFacts) -> datetime:
         moment = facts.last_timestamp or facts.created
-        return _clamp(_aware(moment), now)
+        return _clamp(as_aware(moment), now)
 
     newest: dict[str, ArchiveFacts] = {}
-    for facts in sorted(files, key=lambda f: (basis(f), _aware(f.created), f.ref)):
+    for facts in sorted(files, key=lambda f: (basis(f), as_aware(f.created), f.ref)):
         newest[facts.session_id] = facts  # the last one wins: the newest
 
     def subject(facts: ArchiveFacts) -> Subject:
@@ -485,80 +486,3 @@ def _plan_archives(
             action, reason = Action.PURGE, Reason.EXPIRED
         decisions.append(ArchiveDecision(facts.ref, facts.session_id, action, reason, expires_at))
     return tuple(sorted(decisions, key=lambda d: d.ref))
-
-
-# --- forecasts (for `scrub sessions` and `scrub doctor`) ---------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Forecast:
-    """When each clock would remove a session, if nothing changes in the meantime.
-
-    `retention_at` is None when scrubber's retention never removes it as things stand (pinned,
-    unreadable, the newest of its project); `claude_sweep_at` is None when Claude Code's sweep
-    is paused (its settings cannot be read). Claude Code's sweep keys on the file mtime only and
-    ignores pins; both times can be in the past ("at the next run").
-    """
-
-    key: SessionKey
-    last_activity: datetime
-    size: int
-    pinned: bool
-    retention_at: datetime | None
-    retention_note: Reason | None  # why retention_at is None, or why it is later than due
-    claude_sweep_at: datetime | None
-
-    @property
-    def urgency(self) -> datetime:
-        """The earlier of the two removal times (datetime.max when neither applies)."""
-        times = [t for t in (self.retention_at, self.claude_sweep_at) if t is not None]
-        return min(times) if times else _LATEST
-
-    @property
-    def claude_first(self) -> bool:
-        """Claude Code's sweep would remove it before (or instead of) scrubber's retention:
-        with no archive and no trash, and whatever the pins say."""
-        if self.claude_sweep_at is None:
-            return False
-        return self.retention_at is None or self.claude_sweep_at < self.retention_at
-
-
-def forecast(
-    entries: Iterable[RetentionEntry],
-    rules: RetentionRules,
-    now: datetime,
-    claude_periods: Periods | None,
-) -> tuple[Forecast, ...]:
-    """For each session: when retention and Claude Code's own sweep would remove it."""
-    now = _aware(now)
-    result = []
-    for item in _judge(entries, rules, now, {}):
-        candidate = item.candidate
-        note: Reason | None = None
-        retention_at: datetime | None
-        if candidate.pinned or not candidate.readable:
-            retention_at, note = None, (Reason.PINNED if candidate.pinned else Reason.UNREADABLE)
-        elif candidate.rank_in_project < rules.keep_newest_per_project:
-            retention_at, note = None, Reason.NEWEST_IN_PROJECT
-        else:
-            due = candidate.due_at()
-            idle_until = candidate.last_write + rules.min_idle
-            retention_at = max(due, idle_until)
-            if idle_until > due:
-                note = Reason.ACTIVE
-        sweep_at = None
-        if claude_periods is not None:
-            days = claude_periods.days_for(item.entry.cwd)
-            sweep_at = _plus(_mtime(item.entry), days)
-        result.append(
-            Forecast(
-                key=item.key,
-                last_activity=candidate.last_activity,
-                size=item.entry.size,
-                pinned=candidate.pinned,
-                retention_at=retention_at,
-                retention_note=note,
-                claude_sweep_at=sweep_at,
-            )
-        )
-    return tuple(result)

@@ -22,7 +22,8 @@ from collections.abc import Collection, Iterable
 from pathlib import Path
 
 from scrubber.errors import ScrubberError
-from scrubber.transcript.sessions import read_metadata, session_bundle
+from scrubber.transcript.metadata import read_metadata
+from scrubber.transcript.sessions import session_bundle
 
 __all__ = ["NotInBundleError", "check_in_bundle", "check_legacy_agents"]
 

@@ -48,6 +48,25 @@ def _str(value: object) -> str | None:
     return value if isinstance(value, str) else None
 
 
+# String values redaction must never change (Claude Code's reference, "What must never
+# change"): identifiers, chain fields, signatures and the type tags readers dispatch on.
+PROTECTED_KEYS = frozenset(
+    {
+        "uuid", "parentUuid", "logicalParentUuid", "leafUuid", "sessionId", "requestId",
+        "timestamp", "messageId", "sourceToolAssistantUUID", "toolUseID", "parentToolUseID",
+        "agentId", "tool_use_id", "signature", "type", "subtype", "role", "id",
+    }
+)  # fmt: skip
+# Keys whose string values the scanner never reads: the protected ones, and other identifiers
+# and enum-like tags that are never secrets (so redaction leaves them byte-identical too).
+UNSCANNED_KEYS = PROTECTED_KEYS | frozenset(
+    {
+        "sourceToolUseID", "promptId", "hash", "media_type", "stop_reason", "model", "version",
+        "userType", "gitBranch", "permissionMode", "slug", "level", "operation", "name",
+    }
+)  # fmt: skip
+
+
 def _pointer_token(key: str | int) -> str:
     """One RFC 6901 reference token."""
     return str(key).replace("~", "~0").replace("/", "~1")

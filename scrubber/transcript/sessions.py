@@ -9,10 +9,7 @@ and `tasks/<id>/` belong to it too. Older releases wrote subagent transcripts as
 the same folder is listed with that session instead of as a session of its own. Global files:
 `history.jsonl`, `shell-snapshots/`, `paste-cache/`, `debug/`.
 
-Metadata must be cheap on a 1 GB transcript: lines are streamed, and a line is parsed only when
-a byte check says it can carry what we look for (`"custom-title"`, `"cwd"`, …). Inside a JSON
-string a quote is escaped, so a marker such as `"tag"` never matches text quoted in a tool
-output; it can match a nested key, which costs one parse and nothing else.
+What a transcript says about itself (cwd, titles, tags, timestamps) is read by `metadata.py`.
 
 Symlinks are never followed out of the config directory: such a link is reported in
 `Discovery.problems` and left alone. Paths are never resolved: a symlink inside a bundle is
@@ -23,26 +20,16 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, BinaryIO
 
 from scrubber.errors import UsageError
-from scrubber.paths import file_history_dir, open_regular, projects_dir
-from scrubber.transcript.jsonl import json_loads
-from scrubber.transcript.records import Record, parse_timestamp
+from scrubber.paths import file_history_dir, projects_dir
+from scrubber.transcript.metadata import TranscriptMetadata, read_metadata
 
-# `custom-title` and `ai-title` share `-title"`: one search finds both.
-_TITLE_MARKERS = (b'-title"', b'"tag"', b'"summary"')
-_TIMESTAMP_MARKER = b'"timestamp"'
-_CWD_MARKER = b'"cwd"'
-_SESSION_ID_MARKER = b'"sessionId"'
-_BLOCK = 1 << 22  # forward scan: 4 MiB reads, marker searches over whole blocks
-_TAIL_BLOCK = 1 << 16  # backward scan for the last timestamp
-_TAIL_MAX_LINES = 4096  # give up on a last timestamp after this many lines from the end
 _LEGACY_AGENT_PREFIX = "agent-"
 _MIN_PREFIX = 4
 
@@ -77,184 +64,6 @@ class Problem:
 
     path: Path
     reason: str
-
-
-@dataclass(frozen=True, slots=True)
-class TranscriptMetadata:
-    """What a transcript says about itself, read cheaply."""
-
-    session_id: str | None = None  # the first `sessionId` inside the file
-    cwd: str | None = None
-    custom_title: str | None = None  # the last non-empty `custom-title`
-    summary: str | None = None  # the last `summary`
-    ai_title: str | None = None  # the last `ai-title`
-    tags: tuple[str, ...] = ()  # in order of first appearance
-    first_timestamp: datetime | None = None
-    last_timestamp: datetime | None = None
-
-    @property
-    def title(self) -> str | None:
-        return self.custom_title or self.summary or self.ai_title
-
-
-def _top_level(data: bytes) -> dict[str, Any] | None:
-    try:
-        value = json_loads(data)
-    except (ValueError, RecursionError):
-        return None
-    return value if isinstance(value, dict) else None
-
-
-def _line_blocks(stream: BinaryIO) -> Iterator[bytes]:
-    """The stream in blocks of whole lines: each block ends at a newline (or at the end of the
-    file), so no line is split. A line longer than a block is gathered whole."""
-    pending: list[bytes] = []
-    while True:
-        block = stream.read(_BLOCK)
-        if not block:
-            if pending:
-                yield b"".join(pending)
-            return
-        cut = block.rfind(b"\n") + 1
-        if cut == 0:
-            pending.append(block)
-            continue
-        if pending:
-            pending.append(block[:cut])
-            yield b"".join(pending)
-        else:
-            yield block if cut == len(block) else block[:cut]
-        pending = [block[cut:]] if cut < len(block) else []
-
-
-def _lines_with(block: bytes, markers: tuple[bytes, ...], start: int = 0) -> list[bytes]:
-    """The lines of `block` (from `start`, a line start) that hold any of `markers`, in file
-    order, each once."""
-    found: dict[int, int] = {}
-    for marker in markers:
-        at = block.find(marker, start)
-        while at != -1:
-            begin = block.rfind(b"\n", 0, at) + 1
-            end = block.find(b"\n", at)
-            end = len(block) if end == -1 else end
-            found[begin] = end
-            at = block.find(marker, end)
-    return [block[begin : found[begin]] for begin in sorted(found)]
-
-
-def _lines_backwards(stream: BinaryIO, size: int) -> Iterator[bytes]:
-    """The file's lines from the last to the first (a torn last line included)."""
-    pending: list[bytes] = []  # pieces of the current line, last piece first
-    position = size
-    while position > 0:
-        step = min(_TAIL_BLOCK, position)
-        position -= step
-        stream.seek(position)
-        parts = stream.read(step).split(b"\n")
-        if len(parts) == 1:
-            pending.append(parts[0])
-            continue
-        pending.append(parts[-1])
-        yield b"".join(reversed(pending))
-        yield from reversed(parts[1:-1])
-        pending = [parts[0]]
-    if pending:
-        yield b"".join(reversed(pending))
-
-
-def _lines_from_the_end(block: bytes) -> Iterator[bytes]:
-    end = len(block)
-    while end >= 0:
-        start = block.rfind(b"\n", 0, end) + 1
-        yield block[start:end]
-        end = start - 1
-
-
-def _last_timestamp_in(lines_from_the_end: Iterable[bytes]) -> datetime | None:
-    for count, line in enumerate(lines_from_the_end):
-        if count >= _TAIL_MAX_LINES:
-            return None
-        if _TIMESTAMP_MARKER in line:
-            value = _top_level(line)
-            stamp = None if value is None else parse_timestamp(value.get("timestamp"))
-            if stamp is not None:
-                return stamp
-    return None
-
-
-def read_metadata(path: Path) -> TranscriptMetadata:
-    """Read a transcript's id, cwd, titles, tags and first/last timestamps, cheaply.
-
-    The file is scanned forward in 4 MiB blocks with byte searches: only lines that hold a
-    title, tag or summary marker are parsed (plus the first lines until cwd, sessionId and a
-    timestamp are known). The last timestamp comes from reading the file backwards from its
-    end. Raises OSError when the file cannot be read.
-    """
-    session_id: str | None = None
-    cwd: str | None = None
-    custom_title: str | None = None
-    summary: str | None = None
-    ai_title: str | None = None
-    tags: dict[str, None] = {}
-    first: datetime | None = None
-
-    def take(line: bytes) -> None:
-        nonlocal first, cwd, session_id, custom_title, summary, ai_title
-        value = _top_level(line)
-        if value is None:
-            return
-        record = Record(value)
-        first = first or record.timestamp
-        cwd = cwd or record.cwd or None  # an empty string is no cwd
-        session_id = session_id or record.session_id or None
-        kind = record.type
-        if kind == "custom-title":
-            custom_title = record.custom_title or custom_title
-        elif kind == "summary":
-            summary = record.summary or summary
-        elif kind == "ai-title":
-            ai_title = record.ai_title or ai_title
-        elif kind == "tag":
-            tags.update(dict.fromkeys(record.tags))
-
-    with open_regular(path) as stream:  # swapped for a FIFO since the listing: never block
-        whole: bytes | None = None
-        for count, block in enumerate(_line_blocks(stream)):
-            whole = block if count == 0 else None
-            position = 0
-            # The head, line by line, until cwd, sessionId and a first timestamp are known
-            # (usually the first record or two).
-            while position < len(block) and (first is None or cwd is None or session_id is None):
-                end = block.find(b"\n", position)
-                end = len(block) if end == -1 else end
-                line = block[position:end]
-                position = end + 1
-                if (
-                    (first is None and _TIMESTAMP_MARKER in line)
-                    or (cwd is None and _CWD_MARKER in line)
-                    or (session_id is None and _SESSION_ID_MARKER in line)
-                    or any(marker in line for marker in _TITLE_MARKERS)
-                ):
-                    take(line)
-            for line in _lines_with(block, _TITLE_MARKERS, position):
-                take(line)
-        if first is None:
-            last = None
-        elif whole is not None:  # a small file, already in memory
-            last = _last_timestamp_in(_lines_from_the_end(whole))
-        else:
-            last = _last_timestamp_in(_lines_backwards(stream, stream.tell()))
-
-    return TranscriptMetadata(
-        session_id=session_id,
-        cwd=cwd,
-        custom_title=custom_title,
-        summary=summary,
-        ai_title=ai_title,
-        tags=tuple(tags),
-        first_timestamp=first,
-        last_timestamp=last,
-    )
 
 
 def _names_session(name: str, session_id: str) -> bool:

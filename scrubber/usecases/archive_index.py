@@ -1,5 +1,5 @@
 """The archive store as retention sees it: `StoreArchiveIndex`, retention's `ArchiveIndex`
-over `scrubber.archive.store` and the archive use case.
+over `scrubber.archive` (layout, verify, bundle) and the archive use case.
 
 The archive store and retention sit side by side in the layers (neither imports the other), so
 the adapter that lets retention use the store lives here, above both.
@@ -26,7 +26,7 @@ from scrubber.transcript.sessions import SessionInfo
 
 
 class StoreArchiveIndex:
-    """`ArchiveIndex` over `scrubber.archive.store` and `scrubber.usecases.archive`."""
+    """`ArchiveIndex` over `scrubber.archive` and `scrubber.usecases.archive`."""
 
     def __init__(self, policy: Policy, home: Path, now: datetime) -> None:
         self._policy = policy

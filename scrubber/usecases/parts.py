@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Generic, TypeVar
 
-from scrubber.detection.context import ToolCall
+from scrubber.detection.context import ClassifiedCall
 from scrubber.detection.scan import FileScan, SecretScanner
 from scrubber.errors import UsageError
 from scrubber.transcript.jsonl import IO_BUFFER, RawLine, iter_raw_lines
@@ -148,7 +148,7 @@ class TranscriptLines(Generic[R]):
         work = [(start, end, i == 0) for i, (start, end) in enumerate(bounds)]
         worker = _PartWorker(self._path, self._scanner, self._per_line)
         before = 0
-        calls: dict[str, ToolCall] = {}  # every call made in the parts done so far
+        calls: dict[str, ClassifiedCall] = {}  # every call made in the parts done so far
         for part, (start, end) in zip(_run_parts(worker, work, self._jobs), bounds, strict=True):
             if self._progress:
                 self._progress(end - start)
@@ -159,7 +159,7 @@ class TranscriptLines(Generic[R]):
             self.lines, self.end = before, part.end
 
     def _merged(
-        self, part: _Part[R], before: int, calls: Mapping[str, ToolCall]
+        self, part: _Part[R], before: int, calls: Mapping[str, ClassifiedCall]
     ) -> Iterator[LineResult[R]]:
         """A part's results, with the lines it left out done here (in their place), knowing
         every call of the parts before it. `before`: the lines of the parts before it."""
@@ -197,7 +197,7 @@ class _Part(Generic[R]):
     results: list[LineResult[R]] = field(default_factory=list)
     # Lines that answer a tool call made before the part began: (byte offset, line number).
     deferred: list[tuple[int, int]] = field(default_factory=list)
-    calls: dict[str, ToolCall] = field(default_factory=dict)
+    calls: dict[str, ClassifiedCall] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from scrubber.errors import ConfigError, ScrubberError, UsageError
-from scrubber.retention.plan import Forecast, Periods, RetentionRules, SessionKey, forecast
+from scrubber.retention.forecast import Forecast, forecast
+from scrubber.retention.plan import Periods, RetentionRules, SessionKey
 from scrubber.retention.rules import ArchiveStatus
 from scrubber.transcript.sessions import SessionInfo
 from scrubber.usecases.retention import (

@@ -13,6 +13,7 @@ import json
 import os
 import random
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -20,11 +21,10 @@ import pytest
 from scrubber.demo import fake_aws_secret_key
 from scrubber.detection.known_values import KnownValues
 from scrubber.detection.registry import build_scanner
-from scrubber.hooks.spool import Job
-from scrubber.hooks.worker import JobContext, PipelineActions
 from scrubber.policy.model import Policy, SessionEndAction
 from scrubber.usecases.redact import redact_copies
 from scrubber.usecases.redact_in_place import redact_files_in_place
+from scrubber.usecases.session_end import EndedSession, PipelineActions
 from tests.conftest import CliResult, Sandbox
 
 SESSION = "5b1f0c3e-7d2a-4c1b-9e8f-0a1b2c3d4e5f"
@@ -242,13 +242,14 @@ def test_the_worker_redacts_copies_across_the_session(
     transcript = build_world(sandbox.config, secret)
     keep = sandbox.root / "original.jsonl"
     keep.write_bytes(transcript.read_bytes())
-    ctx = JobContext(
-        job=Job(SESSION, str(transcript)),
+    ctx = EndedSession(
+        session_id=SESSION,
         transcript=transcript,
         config_dir=sandbox.config,
         home=sandbox.scrub_home,
         policy=Policy(),
         env=dict(os.environ),
+        now=datetime.now(UTC),
     )
     summary = PipelineActions().run(action, ctx)
     assert summary["replaced"] == 4  # 3 copies in the transcript, 1 in tool-results

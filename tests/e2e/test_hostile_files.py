@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from scrubber import paths
+from scrubber.durable import UnsafeFolderError
 
 FOREIGN_UID = 12345
 HANG = 20  # seconds: far more than any of these runs needs, far less than forever
@@ -75,16 +76,16 @@ def test_ensure_private_dir_refuses_links_foreign_and_writable_folders(sandbox) 
     target = sandbox.root / "target"
     target.mkdir()
     (home / "spool").symlink_to(target)
-    with pytest.raises(paths.UnsafeFolderError, match="symbolic link"):
+    with pytest.raises(UnsafeFolderError, match="symbolic link"):
         paths.ensure_private_dir(home / "spool" / "failed")
     assert not (target / "failed").exists()
 
     (home / "trash").mkdir(mode=0o700)
     (home / "trash").chmod(0o770)
-    with pytest.raises(paths.UnsafeFolderError, match="writable by group or others"):
+    with pytest.raises(UnsafeFolderError, match="writable by group or others"):
         paths.ensure_private_dir(home / "trash" / "slot")
     (home / "trash").chmod(0o703)
-    with pytest.raises(paths.UnsafeFolderError, match="writable by group or others"):
+    with pytest.raises(UnsafeFolderError, match="writable by group or others"):
         paths.ensure_private_dir(home / "trash")
     assert not (home / "trash" / "slot").exists()
 
@@ -108,9 +109,9 @@ def test_a_folder_owned_by_another_user_is_refused(sandbox, transcript_builder) 
     state = sandbox.scrub_home / "state"
     state.mkdir(mode=0o700)
     os.chown(state, FOREIGN_UID, FOREIGN_UID)
-    with pytest.raises(paths.UnsafeFolderError, match=f"owned by uid {FOREIGN_UID}"):
+    with pytest.raises(UnsafeFolderError, match=f"owned by uid {FOREIGN_UID}"):
         paths.ensure_private_dir(state / "locks")
-    with pytest.raises(paths.UnsafeFolderError, match=f"owned by uid {FOREIGN_UID}"):
+    with pytest.raises(UnsafeFolderError, match=f"owned by uid {FOREIGN_UID}"):
         paths.check_private_dir(state)
 
     transcript = session_file(sandbox.config, transcript_builder)
@@ -370,19 +371,22 @@ def test_pin_on_a_full_disk_says_so_with_the_path(sandbox, transcript_builder, f
 def _plant_matching_nothing(cache: Path) -> None:
     """Replace the databases in a cache file with ones that match nothing, keeping whatever
     header the file has (a tamper with the payload) or, for a file with none, in the plain
-    layout scrubber once read (size, raw database, text database)."""
+    layout scrubber reads (how many databases, their sizes, the databases)."""
     import struct
 
     import hyperscan
 
     db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
     db.compile(expressions=[rb"\x00never\x00matches\x00"], ids=[0], flags=[0])
+    from scrubber.detection.prefilter_cache import CacheFile
+
     dumped = hyperscan.dumpb(db)
-    payload = struct.pack(">Q", len(dumped)) + dumped + dumped
     data = cache.read_bytes()
-    magic = b"scrubber-prefilter-v2\n"
+    magic = CacheFile.MAGIC
     header = data[: len(magic) + 32] if data.startswith(magic) else b""
-    cache.write_bytes(header + payload)
+    (count,) = struct.unpack_from(">I", data, len(header)) if header else (2,)
+    sizes = struct.pack(f">I{count}Q", count, *[len(dumped)] * count)
+    cache.write_bytes(header + sizes + dumped * count)
 
 
 def test_a_planted_prefilter_cache_is_not_trusted(sandbox, transcript_builder) -> None:

@@ -133,7 +133,9 @@ def test_fast_parser_matches_stdlib_where_orjson_differs(text: bytes) -> None:
     assert strict_equal(jsonl._fast_loads(text), jsonl._stdlib_loads(text))
 
 
-@settings(max_examples=50, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=50, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(any_file)
 def test_file_round_trip_through_read_lines(tmp_path: Path, data: bytes) -> None:
     path = tmp_path / "t.jsonl"

@@ -19,6 +19,7 @@ AGE_SECRET_KEY = PatternRule(
     + r"{20,2000})"
     + WORD_END,
     anchors=("age-secret-key-1", "age-plugin-"),
+    public_prefix=r"AGE-SECRET-KEY-1",
     reference="github.com/C2SP/C2SP age.md (X25519 identity encoding); gitleaks rule "
     "age-secret-key",
     reject=is_filler,

@@ -16,6 +16,7 @@ ANTHROPIC_API_KEY = PatternRule(
     name="anthropic-api-key",
     kind="anthropic-api-key",
     pattern=WORD_START + r"sk-ant-(?:api|admin)\d{2}-" + _BODY,
+    public_prefix=r"sk-ant-(?:api|admin)\d\d-",
     anchors=("sk-ant-",),
     reference="docs.anthropic.com (API keys, Admin API keys); gitleaks rules "
     "anthropic-api-key, anthropic-admin-api-key",
@@ -26,6 +27,7 @@ ANTHROPIC_OAUTH_TOKEN = PatternRule(
     name="anthropic-oauth-token",
     kind="anthropic-oauth-token",
     pattern=WORD_START + r"sk-ant-(?!api\d|admin\d)[a-z]{2,10}\d{2}-" + _BODY,
+    public_prefix=r"sk-ant-(?:oat|ort|sid)\d\d-",
     anchors=("sk-ant-",),
     reference="Claude Code ~/.claude/.credentials.json (claudeAiOauth accessToken/refreshToken)",
     reject=is_filler,

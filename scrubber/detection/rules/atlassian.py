@@ -1,6 +1,7 @@
 """Atlassian API tokens: `ATATT3` + 186 characters (user API tokens since 2023) and `ATCTT3`
 (Confluence/Jira Cloud admin tokens) (support.atlassian.com "Manage API tokens"; gitleaks rule
-atlassian-api-token). Older 24-character tokens have no prefix; dotenv.py catches them by label."""
+atlassian-api-token). Older 24-character tokens have no prefix; assignment/ catches them by
+label."""
 
 from __future__ import annotations
 

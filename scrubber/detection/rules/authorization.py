@@ -3,7 +3,7 @@ also as a curl `-H 'Authorization: …'`, in `curl -v` output, or in a JSON/Pyth
 
 RFC 9110 §11.6.2 defines the header (`credentials = auth-scheme [ 1*SP token68 ]`); RFC 6750
 the Bearer scheme, RFC 7617 Basic (base64 of `user:password`). Header names holding API keys
-(`X-Api-Key`, `Api-Token`, `PRIVATE-TOKEN`) are caught by dotenv.py's sensitive-name rule.
+(`X-Api-Key`, `Api-Token`, `PRIVATE-TOKEN`) are caught by assignment/'s sensitive-name rule.
 Digest and AWS SigV4 headers carry one-time signatures, not reusable credentials, and are not
 matched; neither are references such as `Bearer $TOKEN` or `Bearer <token>`.
 """

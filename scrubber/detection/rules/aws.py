@@ -22,6 +22,7 @@ AWS_ACCESS_KEY_ID = PatternRule(
     name="aws-access-key-id",
     kind="aws-access-key-id",
     pattern=WORD_START + r"(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z2-7]{16}" + WORD_END,
+    public_prefix=r"AKIA|ASIA",
     anchors=("akia", "asia", "abia", "acca", "a3t"),
     reference="AWS IAM User Guide, 'Reference: IAM identifiers' (unique id prefixes); "
     "gitleaks rule aws-access-token",

@@ -117,6 +117,9 @@ class PatternRule:
     # Where the anchors are common words or punctuation: a necessary condition on the token's
     # shape, so that the scanner wakes the rule only where it could match (see gates.py).
     gates: tuple[Gate, ...] | None = None
+    # A regex for the start of a match that names the vendor, not the secret (`ghp_`): what a
+    # masked preview may show (see `ShowsPublicPrefix`); "" when a match has none.
+    public_prefix: str = ""
     # Compiled on first use: a hundred patterns cost ~100 ms to compile, which every command
     # and the status line would otherwise pay at import, whether or not it scans.
     _compiled: re.Pattern[str] | None = field(default=None, init=False, repr=False, compare=False)

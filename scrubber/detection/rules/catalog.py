@@ -13,6 +13,7 @@ from scrubber.detection.rules import (
     age,
     ai_providers,
     anthropic,
+    assignment,
     atlassian,
     authorization,
     aws,
@@ -26,8 +27,6 @@ from scrubber.detection.rules import (
     digitalocean,
     discord,
     doppler,
-    dotenv,
-    dotenv_context,
     facebook,
     flyio,
     github,
@@ -66,6 +65,7 @@ from scrubber.detection.rules import (
     vault,
     xml_credentials,
 )
+from scrubber.detection.rules.assignment import credential_source
 
 ALL_RULES: tuple[Detector, ...] = (
     # Vendor token formats.
@@ -122,9 +122,9 @@ ALL_RULES: tuple[Detector, ...] = (
     *xml_credentials.RULES,
     *url_credentials.RULES,
     # Secrets recognised by their label.
-    *dotenv.RULES,
+    *assignment.RULES,
     *labelled_secret.RULES,
     *service_value.RULES,
     # Only where the scanner knows the text comes from a credential source.
-    *dotenv_context.RULES,
+    *credential_source.RULES,
 )

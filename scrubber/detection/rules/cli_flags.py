@@ -4,12 +4,12 @@ parameters), `-AzureDefaultAccountKey="V"` (Go's `flag` package accepts `-name=v
 `-name value`), `-Password:V` (PowerShell's `-Name:value` form); and the plain text handed to
 PowerShell's `ConvertTo-SecureString … -AsPlainText`.
 
-The flag's name is judged by its words like any other name (dotenv.py's `classify_name`: snake,
-kebab, camelCase, run-together `storagekey`), so no list of vendors or tools is needed;
-cli_password.py keeps the tool-specific short flags (`mysql -p`, `sshpass -p`), whose meaning
-only the tool's manual gives. Not secrets: flags that name where the secret is (`--token-file`,
-`--password-stdin`, `--api-key-env`), what it is about (`--key-id`, `--public-key`), and values
-that are references (`$TOKEN`, `<token>`, `@file`) or the next flag.
+The flag's name is judged by its words like any other name (assignment/names.py's
+`classify_name`: snake, kebab, camelCase, run-together `storagekey`), so no list of vendors or
+tools is needed; cli_password.py keeps the tool-specific short flags (`mysql -p`, `sshpass -p`),
+whose meaning only the tool's manual gives. Not secrets: flags that name where the secret is
+(`--token-file`, `--password-stdin`, `--api-key-env`), what it is about (`--key-id`,
+`--public-key`), and values that are references (`$TOKEN`, `<token>`, `@file`) or the next flag.
 
 References: GNU getopt_long (`--name value`, `--name=value`); pkg.go.dev/flag ("-flag=x",
 "-flag x"); learn.microsoft.com PowerShell about_Parameters (`-Name value`, `-Name:value`) and
@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from scrubber.detection.detector import ScanContext
 from scrubber.detection.finding import Hit
 from scrubber.detection.gates import QUOTE_RAW, QUOTE_TEXT, WS, Gate
+from scrubber.detection.rules.assignment import Strength, classify_name
 from scrubber.detection.rules.base import PatternRule
-from scrubber.detection.rules.dotenv import Strength, classify_name
 from scrubber.detection.rules.values import (
     has_char_classes,
     is_filler,
@@ -74,8 +74,9 @@ _RUN_TOGETHER = re.compile(
 
 def secret_name_strength(name: str) -> Strength | None:
     """How strongly a flag's, element's or parameter's name says that its value is a secret;
-    None when it does not (see dotenv.py's `classify_name`, which this extends for run-together
-    lower-case names and for the words that say where a secret is rather than what it is)."""
+    None when it does not (see assignment/names.py's `classify_name`, which this extends for
+    run-together lower-case names and for the words that say where a secret is rather than what
+    it is)."""
     words = name_words(name)
     if not words or words[-1] in _NOT_SECRET_LAST or _NOT_SECRET_WORDS.intersection(words):
         return None

@@ -1,6 +1,6 @@
 """Cloudflare Origin CA keys: `v1.0-` + 24 hex + `-` + 146 hex (developers.cloudflare.com
 "Origin CA keys"; gitleaks rule cloudflare-origin-ca-key). Cloudflare API tokens have no prefix
-and are caught by their label (`CLOUDFLARE_API_TOKEN=…`) in dotenv.py."""
+and are caught by their label (`CLOUDFLARE_API_TOKEN=…`) in assignment/."""
 
 from __future__ import annotations
 

@@ -9,7 +9,7 @@
   (docs.npmjs.com "npmrc", auth-related configuration).
 
 AWS `credentials` keys are in aws.py, kubeconfig `client-key-data` in private_key.py, and
-`token:`/`password:` lines of kubeconfig, `.pypirc`, `.my.cnf` and `.s3cfg` in dotenv.py; URLs of
+`token:`/`password:` lines of kubeconfig, `.pypirc`, `.my.cnf` and `.s3cfg` in assignment/; URLs of
 `.git-credentials` in connection_string.py.
 """
 

@@ -11,6 +11,7 @@ DIGITALOCEAN_TOKEN = PatternRule(
     name="digitalocean-token",
     kind="digitalocean-token",
     pattern=WORD_START + r"do[opr]_v1_[a-f0-9]{64}" + WORD_END,
+    public_prefix=r"dop_v1_|doo_v1_|dor_v1_",
     anchors=("dop_v1_", "doo_v1_", "dor_v1_"),
     reference="docs.digitalocean.com/reference/api/create-personal-access-token; gitleaks rule "
     "digitalocean-pat",

@@ -1,7 +1,7 @@
 """Facebook (Meta): page/user access tokens `EAA…` (100+ characters) and app access tokens
 `<app id>|<app secret>` (developers.facebook.com "Access Tokens"; gitleaks rules
 facebook-page-access-token, facebook-access-token). App secrets alone are 32 hex with no
-marker; dotenv.py catches them by label."""
+marker; assignment/ catches them by label."""
 
 from __future__ import annotations
 

@@ -15,6 +15,7 @@ GITHUB_TOKEN = PatternRule(
     name="github-token",
     kind="github-token",
     pattern=WORD_START + r"gh[pousr]_[A-Za-z0-9]{36,251}" + WORD_END,
+    public_prefix=r"gh[pousr]_",
     anchors=("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
     reference="docs.github.com 'About authentication to GitHub' (token prefixes); "
     "gitleaks rules github-pat, github-oauth, github-app-token, github-refresh-token",
@@ -25,6 +26,7 @@ GITHUB_FINE_GRAINED_PAT = PatternRule(
     name="github-fine-grained-pat",
     kind="github-token",
     pattern=WORD_START + r"github_pat_[A-Za-z0-9_]{22,255}" + WORD_END,
+    public_prefix=r"github_pat_",
     anchors=("github_pat_",),
     reference="docs.github.com 'Managing your personal access tokens' (fine-grained); "
     "gitleaks rule github-fine-grained-pat",

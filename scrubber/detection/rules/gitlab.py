@@ -28,6 +28,7 @@ GITLAB_TOKEN = PatternRule(
     + r")-[A-Za-z0-9_-]{20,300}(?:\.[0-9a-z]{2}\.?[0-9a-z]{7})?"
     + WORD_END,
     anchors=tuple(p + "-" for p in _PREFIXES),
+    public_prefix=r"glpat-",
     reference="docs.gitlab.com 'GitLab token overview' (token prefixes); gitleaks rules "
     "gitlab-pat, gitlab-pat-routable, gitlab-deploy-token, gitlab-runner-authentication-token",
     reject=is_filler,

@@ -14,6 +14,7 @@ GOOGLE_API_KEY = PatternRule(
     # 39 characters in all; the character after the key is not checked because keys are often
     # pasted glued to punctuation.
     pattern=WORD_START + r"AIza[A-Za-z0-9_-]{35}",
+    public_prefix=r"AIza",
     anchors=("aiza",),
     reference="cloud.google.com/docs/authentication/api-keys; gitleaks rule gcp-api-key",
     reject=is_filler,

@@ -1,6 +1,6 @@
 """Heroku API keys, current format `HRKU-` + 60 characters (devcenter.heroku.com "Heroku CLI
 Authentication"; gitleaks rule heroku-api-key-v2). Legacy UUID keys are only recognisable by
-their label (`HEROKU_API_KEY=…`), which dotenv.py handles."""
+their label (`HEROKU_API_KEY=…`), which assignment/ handles."""
 
 from __future__ import annotations
 

@@ -13,6 +13,7 @@ HUGGINGFACE_TOKEN = PatternRule(
     kind="huggingface-token",
     pattern=WORD_START + r"(?:hf_|api_org_)[A-Za-z]{34}" + WORD_END,
     anchors=("hf_", "api_org_"),
+    public_prefix=r"hf_",
     reference="huggingface.co/docs/hub/security-tokens; gitleaks rule huggingface-access-token",
     reject=is_filler,
 )

@@ -35,6 +35,7 @@ JWT = PatternRule(
     + rf"(?:\.(?:{_SEGMENT}{{1,4096}}={{0,2}}(?:\.{_SEGMENT}{{1,16384}}){{0,2}})?)?"
     + r"(?![A-Za-z0-9_=-])",
     anchors=("eyj",),
+    public_prefix=r"eyJ",  # base64 of `{"`: every JWT's header starts so
     reference="RFC 7519 (JWT), RFC 7515 §4.1.1 (alg header); gitleaks rule jwt; "
     "detect-secrets JwtTokenDetector",
     reject=_not_a_jwt,

@@ -7,10 +7,11 @@
 - a string literal on the line after its name: `const apiKey =\\n  "V";`,
   `ACCOUNT_KEY\\n    = "V"`, `AccountKey{\\n "V"}`.
 
-The label is judged by its words like an assignment's name (dotenv.py's `classify_name`, so
-`public key`, `primary key`, `max tokens` and `token type` name nothing secret), and the value,
-with no operator to vouch for it, must look generated: long enough, mixed enough, not a word,
-a path, a number, a hash-shaped id under a bare label, a template or a placeholder.
+The label is judged by its words like an assignment's name (assignment/names.py's
+`classify_name`, so `public key`, `primary key`, `max tokens` and `token type` name nothing
+secret), and the value, with no operator to vouch for it, must look generated: long enough,
+mixed enough, not a word, a path, a number, a hash-shaped id under a bare label, a template or
+a placeholder.
 """
 
 from __future__ import annotations
@@ -22,8 +23,8 @@ from dataclasses import dataclass
 from scrubber.detection.detector import ScanContext
 from scrubber.detection.finding import Hit
 from scrubber.detection.gates import QUOTE_RAW, Gate
+from scrubber.detection.rules.assignment import Strength, classify_name
 from scrubber.detection.rules.credential_pairs import companions_near
-from scrubber.detection.rules.dotenv import Strength, classify_name
 from scrubber.detection.rules.values import (
     has_char_classes,
     is_filler,
@@ -56,7 +57,7 @@ _NOUN_AT_WORD_END = re.compile(_NOUN + r"\d*(?![a-z0-9])")
 _NOUN_ANY_CASE = re.compile(_NOUN + r"\d*(?![a-z0-9])", re.IGNORECASE)
 _QUOTED = r"""(?P<q>['"`])(?P<qv>(?:(?!(?P=q))[^\n]){1,512})(?P=q)"""
 _BARE = r"(?P<bv>[A-Za-z0-9+/=_.~:@!#$%^&*-]{1,512})"
-# Separators other than `=` and `:` (dotenv.py reads those), each followed by the value.
+# Separators other than `=` and `:` (assignment/ reads those), each followed by the value.
 _LOOSE = re.compile(
     r"(?P<sep>[ \t]{1,8}-{1,2}>?[ \t]{1,8}|[ \t]{1,8}\u2014[ \t]{1,8}|[ \t]{0,8}\|[ \t]{0,8}|\t{1,8}|"
     r"[ \t]{1,8}(?:is|was)[ \t]{1,8}(?:set[ \t]{1,8}to[ \t]{1,8})?|[ \t]{1,8})"
@@ -199,6 +200,7 @@ def _loose_gates() -> tuple[Gate, ...]:
             rf"{_NOUN_END}[ \t]{{0,8}}\|[^|\n]{{1,80}}\|[ \t]{{0,8}}[a-z0-9+/=_.~-]{{8}}",
             rf"{_NOUN_END}(?:[ ]|{_RAW_TAB}){{0,8}}\|[^|]{{1,160}}\|(?:[ ]|{_RAW_TAB}){{0,8}}"
             r"[a-z0-9+/=_.~-]{8}",
+            rare=("|",),  # the noun is in every test log; a table's bar is not
         ),
         # A tab, or plain spaces before a quote or a value with a digit early on; or prose
         # (`the key is V`, see above). One gate for both: they share the noun and the spaces,
@@ -365,7 +367,7 @@ LOOSE_LABEL = _LabelledRule(
     after=(_LOOSE, _LOOSE_AFTER_DESCRIPTION),
     gates=_loose_gates(),
     reference="separators as written in service docs and logs: ` - `, `->`, `|` table cells, "
-    "tabs, `is`; judged like dotenv.py's names (own rule)",
+    "tabs, `is`; judged like assignment/'s names (own rule)",
 )
 PROSE_LABEL = _LabelledRule(
     name="labelled-secret-prose",

@@ -12,6 +12,7 @@ NPM_TOKEN = PatternRule(
     kind="npm-token",
     pattern=WORD_START + r"npm_[A-Za-z0-9]{36}" + WORD_END,
     anchors=("npm_",),
+    public_prefix=r"npm_",
     reference="docs.npmjs.com/about-access-tokens; gitleaks rule npm-access-token",
     reject=is_filler,
 )

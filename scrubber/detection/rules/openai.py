@@ -14,6 +14,7 @@ OPENAI_API_KEY = PatternRule(
     name="openai-api-key",
     kind="openai-api-key",
     pattern=WORD_START + r"sk-(?:proj|svcacct|admin|None)-[A-Za-z0-9_-]{20,300}(?![A-Za-z0-9_-])",
+    public_prefix=r"sk-proj-|sk-svcacct-|sk-admin-",
     anchors=("sk-proj-", "sk-svcacct-", "sk-admin-", "sk-none-"),
     reference="platform.openai.com/api-keys (project and service account keys); gitleaks rule "
     "openai-api-key",

@@ -9,6 +9,7 @@ OPENROUTER_API_KEY = PatternRule(
     name="openrouter-api-key",
     kind="openrouter-api-key",
     pattern=WORD_START + r"sk-or-v1-[0-9a-f]{64}" + WORD_END,
+    public_prefix=r"sk-or-v1-",
     anchors=("sk-or-v1-",),
     reference="openrouter.ai/docs/api-reference/authentication (key format sk-or-v1-<hex>)",
     reject=is_filler,

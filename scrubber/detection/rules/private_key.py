@@ -73,6 +73,7 @@ class PemPrivateKeyRule:
     name: str = "pem-private-key"
     kind: str = KIND
     anchors: tuple[str, ...] = ("private key",)
+    public_prefix: str = "-----BEGIN "  # the armour line names the format, not the key
     context_only: bool = False
     reference: str = _REFERENCE
 

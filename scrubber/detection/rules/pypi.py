@@ -14,6 +14,7 @@ PYPI_TOKEN = PatternRule(
     pattern=WORD_START
     + r"pypi-(?:AgEIcHlwaS5vcmc|AgENdGVzdC5weXBpLm9yZw)[A-Za-z0-9_-]{40,1000}(?![A-Za-z0-9_-])",
     anchors=("pypi-ageichlwas5vcmc", "pypi-agendgvzdc5wexbplm9yzw"),
+    public_prefix=r"pypi-",
     reference="pypi.org/help/#apitoken; gitleaks rule pypi-upload-token",
     reject=is_filler,
 )

@@ -10,6 +10,7 @@ SENDGRID_API_KEY = PatternRule(
     name="sendgrid-api-key",
     kind="sendgrid-api-key",
     pattern=WORD_START + r"SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])",
+    public_prefix=r"SG\.",
     anchors=("sg.",),
     reference="docs.sendgrid.com/ui/account-and-settings/api-keys; gitleaks rule "
     "sendgrid-api-token",

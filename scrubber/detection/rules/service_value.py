@@ -108,6 +108,8 @@ class ServiceValueRule:
         Gate(
             r"[a-z][a-z0-9]{2,23}:[ \t]+[^ \t/]{8}[^/\n]{0,120}/[ \t]*[^\n@]{0,40}@",
             r"[a-z][a-z0-9]{2,23}:[ ]+[^ /]{8}[^/]{0,240}/[ ]*[^@]{0,80}@",
+            # Any `name: ` opens it, and the `@` it ends at is on few lines.
+            rare=("@",),
         ),
         # Case as the rule reads it (a lower-case name), the quotes it takes (not a backtick),
         # and the name's length unbounded: each of these makes the automaton hyperscan runs

@@ -19,6 +19,7 @@ SLACK_TOKEN = PatternRule(
     pattern=WORD_START + r"(?:xoxe\.)?xox[abposrce]-\d{1,20}-[0-9A-Za-z-]{9,500}[0-9A-Za-z]"
     r"(?![0-9A-Za-z_-])",
     anchors=("xox",),
+    public_prefix=r"xox[abposre]-",
     reference="api.slack.com/authentication/token-types; gitleaks rules slack-bot-token, "
     "slack-user-token, slack-legacy-token, slack-config-access-token",
     reject=is_filler,

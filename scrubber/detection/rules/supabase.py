@@ -13,6 +13,7 @@ SUPABASE_ACCESS_TOKEN = PatternRule(
     name="supabase-access-token",
     kind="supabase-token",
     pattern=WORD_START + r"sbp_(?:v0_)?[0-9a-f]{40}" + WORD_END,
+    public_prefix=r"sbp_",
     anchors=("sbp_",),
     reference="supabase.com/docs/reference/api (Management API personal access tokens); "
     "gitleaks rule supabase-access-token",
@@ -22,6 +23,7 @@ SUPABASE_SECRET_KEY = PatternRule(
     name="supabase-secret-key",
     kind="supabase-token",
     pattern=WORD_START + r"sb_secret_[A-Za-z0-9_-]{20,200}(?![A-Za-z0-9_-])",
+    public_prefix=r"sb_secret_",
     anchors=("sb_secret_",),
     reference="supabase.com/docs/guides/api/api-keys (sb_secret_ keys)",
 )

@@ -27,9 +27,9 @@ from dataclasses import dataclass
 from scrubber.detection.detector import ScanContext
 from scrubber.detection.finding import Hit
 from scrubber.detection.gates import Gate
+from scrubber.detection.rules.assignment import Strength
 from scrubber.detection.rules.base import PatternRule
 from scrubber.detection.rules.cli_flags import credential_value, secret_name_strength
-from scrubber.detection.rules.dotenv import Strength
 from scrubber.detection.rules.values import is_filler, is_trivial
 
 _KEYWORDS = r"(?:pass|pwd|secret|token|key|auth|cred|sig)"
@@ -61,7 +61,8 @@ class QueryCredentialRule:
     kind: str = "url-query-secret"
     anchors: tuple[str, ...] = ("pass", "pwd", "secret", "token", "key", "auth", "cred", "sig",
                                 "code=")  # fmt: skip
-    gates: tuple[Gate, ...] = (Gate(_query_gate()),)
+    # A query's separators are on few lines; the credential words on most.
+    gates: tuple[Gate, ...] = (Gate(_query_gate(), rare=("?", "&", ";", "\\u0026")),)
     reach_before: int = 300
     reach_after: int = 2100
     context_only: bool = False

@@ -15,6 +15,7 @@ VAULT_TOKEN = PatternRule(
     name="vault-token",
     kind="vault-token",
     pattern=WORD_START + r"hv[sbr]\.[A-Za-z0-9_-]{24,300}(?![A-Za-z0-9_-])",
+    public_prefix=r"hvs\.",
     anchors=("hvs.", "hvb.", "hvr."),
     reference="developer.hashicorp.com/vault/docs/concepts/tokens#token-prefixes",
     reject=is_filler,

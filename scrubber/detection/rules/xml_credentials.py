@@ -7,7 +7,7 @@ of configuration files.
   (jenkins.io "Credentials"/"Using credentials", hudson.util.Secret). With the controller's
   `secrets/` folder it decrypts, so it is redacted wherever it appears.
 - An element named for a secret whose text is in braces (`<secret>{…}</secret>`,
-  `<apiToken>{…}</apiToken>`): dotenv.py takes plain element text but reads `{…}` as a template
+  `<apiToken>{…}</apiToken>`): assignment/ takes plain element text but reads `{…}` as a template
   reference; here the braces are the Jenkins form, and everything inside them is the secret.
 - Inside a Jenkins credentials block (`…CredentialsImpl`, `…SSHUserPrivateKey`), the companions
   of the secret (`<id>`, `<username>`, `<appID>`, `<clientId>`) when their text is shaped like a
@@ -21,7 +21,7 @@ of configuration files.
   `<env name="API_KEY" value="…"/>`, Hadoop `<property><name>…</name><value>…</value>`,
   web.xml `<param-name>`/`<param-value>`, Apple plists `<key>…</key><string>…</string>` and
   XStream maps `<string>…</string><string>…</string>`. (Attributes such as `password="…"` and
-  `<password>…</password>` are dotenv.py's.)
+  `<password>…</password>` are assignment/'s.)
 """
 
 from __future__ import annotations
@@ -33,9 +33,9 @@ from dataclasses import dataclass
 from scrubber.detection.detector import ScanContext
 from scrubber.detection.finding import Hit
 from scrubber.detection.gates import QUOTE_RAW, QUOTE_TEXT, WS, Gate
+from scrubber.detection.rules.assignment import AssignedValue, Strength, accept_value
 from scrubber.detection.rules.base import PatternRule
 from scrubber.detection.rules.cli_flags import credential_value, secret_name_strength
-from scrubber.detection.rules.dotenv import AssignedValue, Strength, accept_value
 from scrubber.detection.rules.values import (
     is_filler,
     is_trivial,
@@ -88,7 +88,7 @@ def _local(name: str) -> str:
 
 
 def _braced_secret(inner: str, strength: Strength) -> bool:
-    """The text inside `{…}` of a secret-named element: a Jenkins secret (which dotenv.py reads
+    """The text inside `{…}` of a secret-named element: a Jenkins secret (which assignment/ reads
     as a template), or any of its words shaped like a credential."""
     if "AQAAABAAA" in inner and len(inner.strip()) >= 20:
         return True
@@ -108,7 +108,7 @@ def _companion_word(word: str) -> bool:
 
 
 def _element_gate() -> str:
-    # A secret-named element whose text opens with a brace (the plain form is dotenv.py's).
+    # A secret-named element whose text opens with a brace (the plain form is assignment/'s).
     return rf"<[a-z0-9_.:-]{{0,60}}{_KEYWORDS}[a-z0-9_.:-]{{0,40}}(?:{WS}[^<>]{{0,256}})?>{WS}*\{{"
 
 
@@ -120,7 +120,7 @@ class BracedElementRule:
     kind: str = KIND
     anchors: tuple[str, ...] = ("pass", "pwd", "secret", "token", "key", "auth", "cred")
     gates: tuple[Gate, ...] = (
-        Gate(_element_gate()),
+        Gate(_element_gate(), rare=("<",)),  # markup is on few lines; the nouns on most
         Gate(rf"(?:credentialsimpl|sshuserprivatekey|[a-z0-9]credentials)(?:{WS}[^<>]{{0,256}})?>"),
     )
     reach_before: int = 512

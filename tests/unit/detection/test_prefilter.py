@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scrubber.detection import prefilter
+from scrubber.detection.gate_index import GateIndex
 from scrubber.detection.gates import literal_gate
 from scrubber.detection.prefilter import (
     HyperscanGateMatcher,
@@ -25,7 +26,6 @@ from scrubber.detection.prefilter import (
     load_hyperscan,
 )
 from scrubber.detection.registry import build_detectors
-from scrubber.detection.scan import _GateIndex
 from scrubber.errors import UsageError
 from scrubber.policy.model import Policy
 
@@ -197,7 +197,7 @@ def test_pattern_set_engines_agree_on_any_bytes(data: bytes) -> None:
 
 # -- gates (regexes and literals): both engines must wake the same detectors -------------------
 
-_INDEX = _GateIndex(build_detectors(Policy.default()), engine="python")
+_INDEX = GateIndex(build_detectors(Policy.default()), engine="python")
 _GATE_SPECS = [(t.encode("latin-1"), r.encode("latin-1"), c) for t, r, c in _INDEX.gates]
 _EVERY_END = [  # the gates whose every match the scanner asks for (sensitive-assignment's)
     g
@@ -207,7 +207,9 @@ _EVERY_END = [  # the gates whose every match the scanner asks for (sensitive-as
 _PYTHON_GATES = PythonGateMatcher(_GATE_SPECS, every_end=_EVERY_END)
 # Compiled once (most of a second): hypothesis calls the test hundreds of times.
 _HYPERSCAN_GATES = (
-    HyperscanGateMatcher(_GATE_SPECS, HYPERSCAN, every_end=_EVERY_END) if HYPERSCAN else None
+    HyperscanGateMatcher(_GATE_SPECS, HYPERSCAN, every_end=_EVERY_END, deferred=_INDEX.deferred)
+    if HYPERSCAN
+    else None
 )
 _FAKE = "xK9" + "mQ2vL7pR4t" * 5  # built at run time, not a real credential
 _GATE_SAMPLES = [
@@ -224,6 +226,12 @@ _GATE_SAMPLES = [
         "curl -u admin:" + _FAKE[:8] + " https://h",
         "1234567890123456|" + _FAKE[:27],
         "eyJ" + _FAKE[:20] + "." + _FAKE[:20],
+        # Gates that wait for a rare literal (Gate.rare): a table's bar, an email's `@`,
+        # markup, a query string.
+        "| api key | the service's | " + _FAKE[:12] + " |",
+        "stripe: " + _FAKE[:12] + " / ops@example.com",
+        "<password>{" + _FAKE[:16] + "}</password>",
+        "https://h/x?access_token=" + _FAKE[:16],
     )
 ]
 

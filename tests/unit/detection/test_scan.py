@@ -28,14 +28,10 @@ from scrubber.detection.fingerprint import Fingerprinter
 from scrubber.detection.placeholder import PLACEHOLDER_RE, make_placeholder
 from scrubber.detection.prefilter import load_hyperscan
 from scrubber.detection.registry import build_detectors
-from scrubber.detection.scan import (
-    FoundSecret,
-    LineScan,
-    SecretScanner,
-    json_pointer,
-)
+from scrubber.detection.scan import FoundSecret, LineScan, SecretScanner
 from scrubber.policy.model import Allowlist, Policy
 from scrubber.transcript.jsonl import LineProblem, RawLine, iter_raw_lines, parse_line
+from scrubber.transcript.records import json_pointer
 
 KEY = bytes(range(32))
 DETECTORS = build_detectors(Policy.default())
@@ -351,7 +347,7 @@ def test_identifiers_signatures_and_images_are_not_scanned() -> None:
 
 
 def test_pointers_escape_slash_and_tilde() -> None:
-    assert json_pointer(["toolUseResult", "a/b", "c~d", 0]) == "/toolUseResult/a~1b/c~0d/0"
+    assert json_pointer("toolUseResult", "a/b", "c~d", 0) == "/toolUseResult/a~1b/c~0d/0"
     token = fake_github_token(rng())
     record = {"type": "user", "toolUseResult": {"env/vars": {"x~y": ["", f"t={token}"]}}}
     result = SCANNER.new_file_scan().scan_raw(line_of(record))

@@ -15,7 +15,6 @@ from scrubber.errors import BusyError, ConfigError, KeyMaterialError, ScrubberEr
 from scrubber.hooks import worker as worker_module
 from scrubber.hooks.spool import Job, Spool, SpoolState
 from scrubber.hooks.worker import (
-    JobContext,
     JobOutcome,
     Settle,
     Worker,
@@ -23,6 +22,7 @@ from scrubber.hooks.worker import (
     wait_for_settle,
 )
 from scrubber.policy.model import Policy, SessionEndAction
+from scrubber.usecases.session_end import EndedSession
 
 SID = "3f2c9a4e-1b7d-4c8e-9f00-6a5b4c3d2e1f"
 START = 1_800_000_000.0
@@ -58,14 +58,14 @@ class FakeActions:
     calls: list[str] = field(default_factory=list)
     fail: dict[str, list[BaseException]] = field(default_factory=dict)  # queued errors per action
 
-    def run(self, action: SessionEndAction, ctx: JobContext) -> Mapping[str, Any]:
+    def run(self, action: SessionEndAction, ctx: EndedSession) -> Mapping[str, Any]:
         self.calls.append(action.value)
         errors = self.fail.get(action.value)
         if errors:
             raise errors.pop(0)
         return {"files": 1, "replaced": 2}
 
-    def summarize(self, ctx: JobContext) -> Mapping[str, Any]:
+    def summarize(self, ctx: EndedSession) -> Mapping[str, Any]:
         self.calls.append("summary")
         errors = self.fail.get("summary")
         if errors:

@@ -22,7 +22,6 @@ from scrubber.retention.plan import (
     RetentionRules,
     SessionKey,
     TrashedSession,
-    forecast,
     needs_archive_status,
     plan_retention,
 )
@@ -254,18 +253,6 @@ def test_cap_archive_and_newest_rules_hold(
     )
 
 
-@settings(max_examples=150, deadline=None)
-@given(scenarios())
-def test_forecast_never_schedules_a_pinned_session(
-    scenario: tuple[list[Entry], RetentionRules, dict[SessionKey, ArchiveStatus]],
-) -> None:
-    items, chosen, _ = scenario
-    for item in forecast(items, chosen, NOW, Periods(30)):
-        if item.pinned:
-            assert item.retention_at is None and item.retention_note is Reason.PINNED
-        assert item.claude_sweep_at is not None  # Claude Code's sweep ignores pins
-
-
 # --- worked examples ------------------------------------------------------------------------
 
 
@@ -446,26 +433,6 @@ def test_archive_expiry_honours_pins_unknowns_and_local_sessions() -> None:
 def test_duplicate_keys_are_refused() -> None:
     with pytest.raises(ValueError, match="twice"):
         plan_retention([entry("a", days=1), entry("a", days=2)], rules(), NOW)
-
-
-def test_forecast_times() -> None:
-    items = [
-        entry("old", days=40, mtime_days=40),
-        entry("young", days=10, mtime_days=25),
-        entry("pinned", days=40),
-        entry("newest", project="solo", days=50),
-        entry("newer", days=1),
-    ]
-    chosen = rules(pins=Pins(sessions=("pinned",)), keep_newest_per_project=1)
-    result = {f.key.session_id: f for f in forecast(items, chosen, NOW, Periods(30))}
-    assert result["young"].retention_at == NOW + timedelta(days=20)
-    assert result["young"].claude_sweep_at == NOW + timedelta(days=5)
-    assert result["young"].claude_first
-    assert result["pinned"].retention_at is None and result["pinned"].claude_first
-    assert result["newest"].retention_note is Reason.NEWEST_IN_PROJECT
-    assert result["old"].retention_at == NOW - timedelta(days=10)
-    paused = forecast(items, chosen, NOW, None)
-    assert all(f.claude_sweep_at is None and not f.claude_first for f in paused)
 
 
 def test_rules_from_policy() -> None:

@@ -9,8 +9,8 @@ import pytest
 
 from scrubber.transcript.chain import build_tree
 from scrubber.transcript.jsonl import read_lines
+from scrubber.transcript.metadata import read_metadata
 from scrubber.transcript.records import Record, ToolIndex, iter_records
-from scrubber.transcript.sessions import read_metadata
 
 SHARED = Path(__file__).resolve().parents[3] / ".." / "shared"
 CARRIERS = sorted(

@@ -1,33 +1,25 @@
 """Session discovery on config dirs built with scrubber.demo (Claude Code's real layout), plus
-the awkward cases: symlinks out of the config dir, legacy agent files, torn and huge lines,
-titles quoted inside tool output, lookups by id, prefix and title."""
+the awkward cases: symlinks out of the config dir, legacy agent files, empty, garbage and
+unreadable transcripts, lookups by id, prefix and title (metadata itself: test_metadata.py)."""
 
 from __future__ import annotations
 
 import json
 import os
-import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
-from unittest.mock import patch
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from scrubber.demo import build_demo_config, demo_manifest
 from scrubber.errors import UsageError
-from scrubber.transcript import sessions
 from scrubber.transcript.records import read_records
 from scrubber.transcript.sessions import (
     SideFileKind,
-    TranscriptMetadata,
     discover,
     find_session,
-    read_metadata,
     session_bundle,
 )
-from tests.strategies import jsonl_files
 
 SEED = 11
 
@@ -225,57 +217,6 @@ def write_lines(path: Path, *records: object, tail: bytes = b"") -> Path:
     return path
 
 
-def test_metadata_last_timestamp_skips_records_without_one(tmp_path: Path) -> None:
-    path = write_lines(
-        tmp_path / "s.jsonl",
-        {"type": "file-history-snapshot", "snapshot": {"timestamp": "2020-01-01T00:00:00Z"}},
-        {"type": "user", "timestamp": "2026-01-01T00:00:00Z", "cwd": "/a", "sessionId": "s"},
-        {"type": "assistant", "timestamp": "2026-01-02T00:00:00Z"},
-        {"type": "summary", "summary": "Sum", "leafUuid": "x"},
-        {"type": "file-history-snapshot", "snapshot": {"timestamp": "2030-01-01T00:00:00Z"}},
-        tail=b'{"type":"assistant","timestamp":"2031-01-01T0',  # torn
-    )
-    meta = read_metadata(path)
-    assert meta.first_timestamp == datetime(2026, 1, 1, tzinfo=UTC)
-    assert meta.last_timestamp == datetime(2026, 1, 2, tzinfo=UTC)
-    assert meta.cwd == "/a" and meta.session_id == "s"
-    assert meta.title == "Sum"
-
-
-def test_title_quoted_in_tool_output_is_not_a_title(tmp_path: Path) -> None:
-    quoted = json.dumps({"type": "custom-title", "customTitle": "fake"})
-    path = write_lines(
-        tmp_path / "s.jsonl",
-        {"type": "user", "message": {"role": "user", "content": quoted}},
-        {"type": "user", "toolUseResult": {"type": "custom-title", "customTitle": "nested"}},
-        {"type": "custom-title", "customTitle": "first"},
-        {"type": "custom-title", "customTitle": ""},  # empty: does not clear the name
-        {"type": "custom-title", "customTitle": "second"},
-        {"type": "tag", "tag": "a"},
-        {"type": "tag", "tag": "b"},
-        {"type": "tag", "tag": "a"},
-        {"type": "ai-title", "aiTitle": "generated"},
-    )
-    meta = read_metadata(path)
-    assert meta.custom_title == "second"
-    assert meta.title == "second"
-    assert meta.tags == ("a", "b")
-    assert meta.ai_title == "generated"
-
-
-def test_metadata_with_a_huge_line(tmp_path: Path) -> None:
-    big = "x" * (8 * 1024 * 1024)
-    path = write_lines(
-        tmp_path / "s.jsonl",
-        {"type": "user", "timestamp": "2026-01-01T00:00:00Z", "cwd": "/a"},
-        {"type": "user", "timestamp": "2026-01-03T00:00:00Z", "message": {"content": big}},
-        {"type": "custom-title", "customTitle": "late"},
-    )
-    meta = read_metadata(path)
-    assert meta.last_timestamp == datetime(2026, 1, 3, tzinfo=UTC)
-    assert meta.custom_title == "late"
-
-
 def test_find_session_by_id_prefix_and_title(config: Path) -> None:
     first, second, *_ = ids()
     assert find_session(config, first).id == first
@@ -327,58 +268,3 @@ def test_unreadable_transcript_even_as_root(
     assert not session.readable and session.size == path.stat().st_size
     (problem,) = found.problems
     assert problem.path == path and "Permission denied" in problem.reason
-
-
-def reference_metadata(path: Path) -> TranscriptMetadata:
-    """What read_metadata must find, by parsing every line."""
-    records = list(read_records(path))
-
-    def last(values: list[str | None]) -> str | None:
-        kept = [v for v in values if v]
-        return kept[-1] if kept else None
-
-    stamps = [r.timestamp for r in records if r.timestamp is not None]
-    tags: dict[str, None] = {}
-    for r in records:
-        tags.update(dict.fromkeys(r.tags))
-    return TranscriptMetadata(
-        session_id=next((r.session_id for r in records if r.session_id), None),
-        cwd=next((r.cwd for r in records if r.cwd), None),
-        custom_title=last([r.custom_title for r in records]),
-        summary=last([r.summary for r in records]),
-        ai_title=last([r.ai_title for r in records]),
-        tags=tuple(tags),
-        first_timestamp=stamps[0] if stamps else None,
-        last_timestamp=stamps[-1] if stamps else None,
-    )
-
-
-@settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow])
-@given(jsonl_files(), st.sampled_from([(5, 3), (64, 17), (1 << 22, 1 << 16)]))
-def test_metadata_matches_a_full_parse_at_any_block_size(
-    data: bytes, blocks: tuple[int, int]
-) -> None:
-    with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / "s.jsonl"
-        path.write_bytes(data)
-        expected = reference_metadata(path)
-        with (
-            patch.object(sessions, "_BLOCK", blocks[0]),
-            patch.object(sessions, "_TAIL_BLOCK", blocks[1]),
-        ):
-            assert read_metadata(path) == expected
-
-
-@pytest.mark.parametrize(
-    "data",
-    [b"", b"\n", b"x", b"\n\n", b'{"a":1}\n\nlong ' + b"x" * 50 + b"\n\xff\nlast-no-newline\n"],
-)
-def test_backward_lines_cover_the_file_exactly(tmp_path: Path, data: bytes) -> None:
-    path = tmp_path / "f"
-    path.write_bytes(data)
-    expected = data.split(b"\n")[::-1]
-    assert list(sessions._lines_from_the_end(data)) == expected
-    for step in (1, 3, 8, 1 << 16):
-        with patch.object(sessions, "_TAIL_BLOCK", step), path.open("rb") as stream:
-            lines = list(sessions._lines_backwards(stream, len(data)))
-        assert lines == (expected if data else [])

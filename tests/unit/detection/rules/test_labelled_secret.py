@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from rule_cases import B62, HEX, Case, check, fake, ids, join, neg, pos
 
-from scrubber.detection.rules.dotenv import SENSITIVE_ASSIGNMENT as DOTENV_RULE
+from scrubber.detection.rules.assignment import SENSITIVE_ASSIGNMENT as DOTENV_RULE
 from scrubber.detection.rules.labelled_secret import (
     LOOSE_LABEL,
     NAME_VALUE,

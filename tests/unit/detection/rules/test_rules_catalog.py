@@ -149,7 +149,7 @@ def _scanners() -> list[tuple[SecretScanner, SecretScanner]]:
             continue
         fast = SecretScanner(detectors, Fingerprinter(b"k" * 32), engine=engine)
         whole = SecretScanner(detectors, Fingerprinter(b"k" * 32), engine=engine)
-        whole._index.context_free = frozenset()
+        whole.index.context_free = frozenset()
         pairs.append((fast, whole))
     return pairs
 
@@ -166,7 +166,7 @@ def test_token_patterns_in_a_credential_source_read_only_where_their_gates_match
     # never lose a hit, alone or in a longer dump.
     texts = [case.text, f"HOME=/root\nX={case.text}\nPATH=/usr/bin:/bin\n"]
     for fast, whole in SCANNER_PAIRS:
-        assert fast._index.context_free, "the shortcut is in use"
+        assert fast.index.context_free, "the shortcut is in use"
         for context in _SENSITIVE_CONTEXTS:
             for text in texts:
                 got = [(f.hit.start, f.hit.end, f.hit.kind) for f in fast.scan_text(text, context)]

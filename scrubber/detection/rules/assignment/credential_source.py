@@ -16,7 +16,8 @@ from dataclasses import dataclass
 
 from scrubber.detection.detector import ScanContext, SourceKind
 from scrubber.detection.finding import Hit
-from scrubber.detection.rules.dotenv import read_value
+from scrubber.detection.rules.assignment.assigned_value import read_value
+from scrubber.detection.rules.assignment.rule import KIND
 from scrubber.detection.rules.values import (
     has_char_classes,
     is_public_material,
@@ -25,8 +26,6 @@ from scrubber.detection.rules.values import (
     looks_like_locator,
     name_words,
 )
-
-KIND = "dotenv-value"
 
 # Variables every shell, terminal, OS or toolchain sets (POSIX.1-2017 §8 "Environment
 # Variables", bash(1), macOS launchd, XDG Base Directory spec): never secrets.

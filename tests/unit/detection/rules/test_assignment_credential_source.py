@@ -8,7 +8,7 @@ import pytest
 from rule_cases import B62, DOTENV, SECRET_DUMP, Case, check, fake, ids, neg, pos
 
 from scrubber.detection.detector import ScanContext, SourceKind
-from scrubber.detection.rules.dotenv_context import DOTENV_CONTEXT as RULE
+from scrubber.detection.rules.assignment.credential_source import DOTENV_CONTEXT as RULE
 
 APP_KEY = "base64:" + base64.b64encode(fake(B62, 32, "app").encode()).decode()
 VALUE = "bar123"

@@ -7,8 +7,8 @@ import string
 import pytest
 from rule_cases import B62, DOTENV, HEX, Case, check, fake, ids, neg, pos
 
-from scrubber.detection.rules.dotenv import SENSITIVE_ASSIGNMENT as RULE
-from scrubber.detection.rules.dotenv import Strength, classify_name
+from scrubber.detection.rules.assignment import SENSITIVE_ASSIGNMENT as RULE
+from scrubber.detection.rules.assignment import Strength, classify_name
 
 TOKEN = fake(B62, 32, "tok")
 HEXKEY = fake(HEX, 32, "hex")
@@ -156,7 +156,7 @@ CASES: list[Case] = [
 
 
 @pytest.mark.parametrize("case", CASES, ids=ids(CASES))
-def test_dotenv(case: Case) -> None:
+def test_sensitive_assignment(case: Case) -> None:
     check(case)
 
 
