@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from scrubber import durable
+from scrubber.errors import UsageError
 
 
 def config_dir(env: Mapping[str, str] | None = None) -> Path:
@@ -158,6 +159,21 @@ def file_type_name(mode: int) -> str:
         if test(mode):
             return name
     return "not a regular file"
+
+
+def refuse_special_file(path: Path, verb: str) -> None:
+    """A FIFO, socket or device the user named is a usage error (exit 2): reading
+    a FIFO waits forever for a writer, and saying "0 files" would hide that nothing was done.
+    Symbolic links are left to the caller (each command words that refusal itself)."""
+    try:
+        st = path.stat()
+    except OSError:
+        return  # missing or unreadable: the caller's own checks say so
+    if not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):
+        raise UsageError(
+            f"{path}: is {file_type_name(st.st_mode)}, not a regular file; not {verb}",
+            "name transcripts (regular files) or folders that hold them",
+        )
 
 
 class NotRegularFileError(OSError):

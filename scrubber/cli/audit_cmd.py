@@ -2,30 +2,26 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
 import tempfile
-from datetime import UTC, datetime, timedelta
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from scrubber import paths
 from scrubber.cli import common
-from scrubber.cli.common import PolicyOption, refuse_special_file
+from scrubber.cli.common import PolicyOption
 from scrubber.cli.progress import ProgressLine
 from scrubber.cli.render import render_json, render_sarif, render_text
 from scrubber.errors import ExitCode, UsageError
-from scrubber.pipeline import (
-    ScanTarget,
-    audit,
-    build_scanner,
-    targets_from_paths,
-    targets_in_config,
-    update_audit_cache,
-)
+from scrubber.usecases.audit import AuditRequest, ProgressFor, run_audit
+from scrubber.usecases.audit_report import AuditReport
 
 
 class AuditFormat(StrEnum):
@@ -34,157 +30,147 @@ class AuditFormat(StrEnum):
     sarif = "sarif"
 
 
-def _parse_since(value: str) -> datetime:
-    """`7d`, `12h`, `30m`, or an ISO date/time."""
-    text = value.strip()
-    units = {"d": "days", "h": "hours", "m": "minutes", "w": "weeks"}
-    if text[:-1].isdigit() and text[-1:] in units:
-        return datetime.now(UTC) - timedelta(**{units[text[-1]]: int(text[:-1])})
-    try:
-        parsed = datetime.fromisoformat(text)
-    except ValueError:
-        raise UsageError(
-            f"--since {value!r}: expected a duration like 7d / 12h or an ISO date like 2026-11-01"
-        ) from None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
-
-
-def _modified_since(target: ScanTarget, since: datetime) -> bool:
-    try:
-        return datetime.fromtimestamp(target.path.stat().st_mtime, UTC) >= since
-    except OSError:
-        return True
+PathsArgument = Annotated[
+    list[Path] | None,
+    typer.Argument(
+        metavar="[PATH]...",
+        help="Files or folders to scan. Default: every session and side file under the "
+        "config directory.",
+        show_default=False,
+    ),
+]
+SessionOption = Annotated[
+    str | None, typer.Option("--session", help="Only this session (id or id prefix).")
+]
+ProjectOption = Annotated[
+    str | None,
+    typer.Option("--project", help="Only sessions whose project folder contains this."),
+]
+SinceOption = Annotated[
+    str | None,
+    typer.Option("--since", help="Only files changed since: 7d, 12h, or 2026-11-01."),
+]
+FormatOption = Annotated[
+    AuditFormat, typer.Option("--format", help="text (summary), json or sarif.")
+]
+PreviewOption = Annotated[
+    bool,
+    typer.Option(
+        "--preview",
+        help="Show masked previews: a known public prefix and the length, never more.",
+    ),
+]
+VerboseOption = Annotated[
+    bool, typer.Option("--verbose", "-v", help="List every finding and clean sessions.")
+]
+DemoOption = Annotated[
+    bool,
+    typer.Option(
+        "--demo",
+        help="Audit synthetic sessions made on the spot (fake secrets), to see how it "
+        "works on a machine without Claude Code data.",
+    ),
+]
 
 
 def register(app: typer.Typer) -> None:
-    @app.command("audit")
-    def audit_command(
-        paths_: Annotated[
-            list[Path] | None,
-            typer.Argument(
-                metavar="[PATH]...",
-                help="Files or folders to scan. Default: every session and side file under the "
-                "config directory.",
-                show_default=False,
-            ),
-        ] = None,
-        session: Annotated[
-            str | None, typer.Option("--session", help="Only this session (id or id prefix).")
-        ] = None,
-        project: Annotated[
-            str | None,
-            typer.Option("--project", help="Only sessions whose project folder contains this."),
-        ] = None,
-        since: Annotated[
-            str | None,
-            typer.Option("--since", help="Only files changed since: 7d, 12h, or 2026-11-01."),
-        ] = None,
-        output_format: Annotated[
-            AuditFormat, typer.Option("--format", help="text (summary), json or sarif.")
-        ] = AuditFormat.text,
-        preview: Annotated[
-            bool,
-            typer.Option(
-                "--preview",
-                help="Show masked previews: a known public prefix and the length, never more.",
-            ),
-        ] = False,
-        verbose: Annotated[
-            bool, typer.Option("--verbose", "-v", help="List every finding and clean sessions.")
-        ] = False,
-        policy_path: PolicyOption = None,
-        demo: Annotated[
-            bool,
-            typer.Option(
-                "--demo",
-                help="Audit synthetic sessions made on the spot (fake secrets), to see how it "
-                "works on a machine without Claude Code data.",
-            ),
-        ] = False,
-    ) -> None:
-        """Find secrets in transcripts and side files, without printing them.
+    app.command("audit")(audit_command)
 
-        Reports each secret's kind, where it sits (file, line, JSON path, the tool call it came
-        from) and a keyed fingerprint, never its value. Exit 0 when clean, 1 when secrets were
-        found, 2 on a usage or policy error, 3 when a file could not be read.
 
-        Examples:
+def audit_command(
+    paths_: PathsArgument = None,
+    session: SessionOption = None,
+    project: ProjectOption = None,
+    since: SinceOption = None,
+    output_format: FormatOption = AuditFormat.text,
+    preview: PreviewOption = False,
+    verbose: VerboseOption = False,
+    policy_path: PolicyOption = None,
+    demo: DemoOption = False,
+) -> None:
+    """Find secrets in transcripts and side files, without printing them.
 
-          scrub audit                      # everything under ~/.claude (or $CLAUDE_CONFIG_DIR)
+    Reports each secret's kind, where it sits (file, line, JSON path, the tool call it came
+    from) and a keyed fingerprint, never its value. Exit 0 when clean, 1 when secrets were
+    found, 2 on a usage or policy error, 3 when a file could not be read.
 
-          scrub audit --session 3f9a --format json
+    Examples:
 
-          scrub audit ~/backup/claude --format sarif > scrub.sarif
+      scrub audit                      # everything under ~/.claude (or $CLAUDE_CONFIG_DIR)
 
-          scrub audit --demo
-        """
-        if demo:
-            _run_demo(output_format, preview, verbose)
-            return
-        loaded = common.policy(policy_path)
-        home = common.scrub_home()
-        if paths_:
-            if session or project:
-                raise UsageError(
-                    "--session and --project select from the config directory; "
-                    "give them without paths"
-                )
-            for given in paths_:
-                # A path the user typed that is not there is a usage error (exit 2), as for
-                # redact; the pipeline's InputError (exit 3) is for files that vanish mid-run.
-                if not given.exists() and not given.is_symlink():
-                    raise UsageError(f"{given}: no such file or folder")
-                refuse_special_file(given, "audited")
-            targets = targets_from_paths(paths_)
-        else:
-            config = common.config_dir()
-            if not config.is_dir():
-                raise UsageError(
-                    f"no Claude Code config directory at {config}",
-                    "set CLAUDE_CONFIG_DIR, name files to scan, or try `scrub audit --demo`",
-                )
-            targets = targets_in_config(
-                config,
-                session=session,
-                project=project,
-                include_side_files=loaded.policy.detection.scan_side_files,
+      scrub audit --session 3f9a --format json
+
+      scrub audit ~/backup/claude --format sarif > scrub.sarif
+
+      scrub audit --demo
+    """
+    if demo:
+        _run_demo(output_format, preview, verbose)
+        return
+    loaded = common.policy(policy_path)
+    home = common.scrub_home()
+    config = common.config_dir()
+    _check_selection(paths_ or [], session, project, config)
+    request = AuditRequest(
+        loaded.policy,
+        home,
+        config,
+        paths=tuple(paths_ or ()),
+        session=session,
+        project=project,
+        since=since,
+        remember=not paths_,
+    )
+    _audit_and_print(request, output_format, preview, verbose)
+
+
+def _check_selection(
+    paths_: list[Path], session: str | None, project: str | None, config: Path
+) -> None:
+    """Usage errors in what was named, before anything is read."""
+    if paths_:
+        if session or project:
+            raise UsageError(
+                "--session and --project select from the config directory; give them without paths"
             )
-            if (session or project) and not targets:
-                raise UsageError(
-                    f"no session matches {'--session ' + session if session else '--project ' + str(project)}"
-                )
-        if since:
-            cutoff = _parse_since(since)
-            targets = [t for t in targets if _modified_since(t, cutoff)]
-        _audit_and_print(
-            targets,
-            build_scanner(loaded.policy, home),
-            output_format,
-            preview,
-            verbose,
-            cache_home=None if paths_ else home,
+        for given in paths_:
+            # A path the user typed that is not there is a usage error (exit 2), as for
+            # redact; the audit's InputError (exit 3) is for files that vanish mid-run.
+            if not given.exists() and not given.is_symlink():
+                raise UsageError(f"{given}: no such file or folder")
+            paths.refuse_special_file(given, "audited")
+    elif not config.is_dir():
+        raise UsageError(
+            f"no Claude Code config directory at {config}",
+            "set CLAUDE_CONFIG_DIR, name files to scan, or try `scrub audit --demo`",
         )
 
 
 def _audit_and_print(
-    targets: list[ScanTarget],
-    scanner: object,
-    output_format: AuditFormat,
-    preview: bool,
-    verbose: bool,
-    cache_home: Path | None = None,
+    request: AuditRequest, output_format: AuditFormat, preview: bool, verbose: bool
 ) -> None:
-    total = 0
-    for target in targets:
-        with contextlib.suppress(OSError):
-            total += target.path.stat().st_size
-    progress = ProgressLine(total, "scanning")
+    with _progress_line() as progress_for:
+        report = run_audit(request, now=datetime.now(UTC), progress_for=progress_for)
+    _print(report, output_format, preview, verbose)
+
+
+@contextmanager
+def _progress_line() -> Iterator[ProgressFor]:
+    """A progress line on stderr for the scan, cleared when it ends."""
+    lines: list[ProgressLine] = []
+
+    def progress_for(total: int) -> ProgressLine:
+        lines.append(ProgressLine(total, "scanning"))
+        return lines[-1]
+
     try:
-        report = audit(targets, scanner, progress=progress)  # type: ignore[arg-type]
+        yield progress_for
     finally:
-        progress.close()
-    if cache_home is not None:
-        update_audit_cache(cache_home, report)
+        for line in lines:
+            line.close()
+
+
+def _print(report: AuditReport, output_format: AuditFormat, preview: bool, verbose: bool) -> None:
     if output_format is AuditFormat.json:
         typer.echo(render_json(report, preview=preview))
     elif output_format is AuditFormat.sarif:
@@ -211,7 +197,5 @@ def _run_demo(output_format: AuditFormat, preview: bool, verbose: bool) -> None:
                 f"scrub: demo: synthetic sessions with fake secrets in {config} (removed after)\n"
             )
         os.environ["CLAUDE_CONFIG_DIR"] = str(config)
-        targets = targets_in_config(config)
-        _audit_and_print(
-            targets, build_scanner(Policy.default(), home), output_format, preview, verbose
-        )
+        request = AuditRequest(Policy.default(), home, config, remember=False)
+        _audit_and_print(request, output_format, preview, verbose)

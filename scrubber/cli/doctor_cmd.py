@@ -77,7 +77,7 @@ def check_config_dir(config: Path) -> Iterator[Check]:
         )
     else:
         yield Check("config dir", Level.OK, f"{config} (mode {mode:04o})")
-    from scrubber.pipeline import permission_warnings
+    from scrubber.usecases.audit import permission_warnings
 
     transcripts = sorted(paths.projects_dir(config).glob("*/*.jsonl"))
     for warning in permission_warnings(transcripts)[:5]:
@@ -279,8 +279,8 @@ def check_worker(home: Path) -> Check:
             "run install.sh (or `scrub install`) again",
         )
     probe = (
-        "import scrubber.hooks.worker, scrubber.usecases.archive, scrubber.redacting,"
-        " scrubber.pipeline"
+        "import scrubber.hooks.worker, scrubber.usecases.archive, scrubber.usecases.redact,"
+        " scrubber.usecases.audit"
     )
     try:
         done = subprocess.run(

@@ -15,7 +15,7 @@ from typing import Any
 from scrubber import __version__
 from scrubber.cli.common import human_size
 from scrubber.detection.finding import Finding
-from scrubber.pipeline import AuditReport, FileAudit
+from scrubber.usecases.audit_report import AuditReport, FileAudit
 
 AUDIT_SCHEMA = "scrubber.audit/1"
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"

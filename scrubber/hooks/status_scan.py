@@ -219,10 +219,8 @@ def _tail_hash(key: bytes, stream: IO[bytes], offset: int) -> str:
 
 
 def _build_scanner(home: Path, key: bytes) -> SecretScanner:
-    """The scanner over our own rules (no detect-secrets), with the compiled allowlist."""
-    from scrubber.detection.fingerprint import Fingerprinter
-    from scrubber.detection.rules.catalog import ALL_RULES
-    from scrubber.detection.scan import SecretScanner
+    """The light scanner (no detect-secrets), with the allowlist the installer copied."""
+    from scrubber.detection.registry import build_light_scanner
     from scrubber.policy.model import Allowlist, PolicyValueError, allowlist_from_json
 
     allowlist: Allowlist = Allowlist()
@@ -231,17 +229,7 @@ def _build_scanner(home: Path, key: bytes) -> SecretScanner:
         data = json.loads(read_own(allowlist_state_file(home)))
         if isinstance(data, dict):
             allowlist, disabled = allowlist_from_json(data)
-    detectors = [rule for rule in ALL_RULES if rule.name not in disabled]
-    # hyperscan when installed: on real transcripts nearly every line passes the prefilter's
-    # anchors, and the pure-Python literal search is then several times slower per byte
-    # (bench/README.md); building either index costs about the same.
-    return SecretScanner(
-        detectors,
-        Fingerprinter(key),
-        allowlist,
-        engine="auto",
-        cache_dir=paths.prefilter_cache_dir(home),
-    )
+    return build_light_scanner(home, key, allowlist, disabled)
 
 
 def _restore_calls(file_scan: FileScan, calls: list[list[str]]) -> None:

@@ -16,9 +16,6 @@ from enum import StrEnum
 from pathlib import Path
 from typing import IO, Any
 
-# Moved to scrubber.durable; kept for pipeline and redacting until their renovation.
-from scrubber.durable import atomic_write as atomic_write  # noqa: PLC0414
-from scrubber.durable import fsync_dir as fsync_dir  # noqa: PLC0414
 from scrubber.paths import open_regular
 
 JsonLoads = Callable[[bytes], Any]

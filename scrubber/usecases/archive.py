@@ -8,7 +8,7 @@ else `$SCRUB_HOME/archives`). The CLI and the SessionEnd worker both call `archi
 
 Redacted archives go through a `BundleRedactor`: every file of the bundle is copied, redacted,
 into a private staging folder shaped like a config dir, and the archive is made from there.
-The redaction engine provides the real one (`engine_redactor`, on `redacting.redact_copy`).
+The redaction engine provides the real one (`engine_redactor`, on `usecases.redact.redact_copy`).
 """
 
 from __future__ import annotations
@@ -225,17 +225,17 @@ class BundleRedactor(Protocol):
 
 
 def _scanner(policy: Policy, home: Path) -> SecretScanner:
-    from scrubber.pipeline import build_scanner
+    from scrubber.detection.registry import build_scanner
 
     return build_scanner(policy, home)
 
 
 def engine_redactor(policy: Policy, scanner: SecretScanner) -> BundleRedactor:
-    """The redaction engine's copier (`scrubber.redacting.redact_copy`), imported only when
+    """The redaction engine's copier (`scrubber.usecases.redact.redact_copy`), imported only when
     `--redact` asks for it: transcripts have their string leaves redacted, text files their
     text, thinking as the policy says (`redaction.thinking`, default redact for copies).
     Binary files cannot be redacted and are left out of the redacted bundle."""
-    from scrubber.redacting import redact_copy
+    from scrubber.usecases.redact import redact_copy
 
     thinking = policy.redaction.thinking
 

@@ -65,7 +65,7 @@ class Titles:
         if not title:
             return ""
         if self._redact is None:
-            from scrubber.pipeline import build_scanner
+            from scrubber.detection.registry import build_scanner
 
             self._redact = build_scanner(self._policy, self._home).redact_text
         text = self._redact(title)

@@ -27,8 +27,8 @@ from scrubber.transcript.metadata import read_metadata
 from scrubber.transcript.sessions import SessionInfo, session_bundle
 
 if TYPE_CHECKING:
-    from scrubber.pipeline import ScanTarget
-    from scrubber.redacting import FileRedaction
+    from scrubber.redaction.lines import FileRedaction
+    from scrubber.usecases.audit_report import ScanTarget
 
 AUDIT_SUMMARY = "audit-summary"
 
@@ -121,14 +121,15 @@ class PipelineActions:
         return _redact_in_place(session)
 
     def summarize(self, session: EndedSession) -> Mapping[str, Any]:
-        from scrubber import pipeline
+        from scrubber.detection.registry import build_scanner
+        from scrubber.usecases.audit import audit, update_audit_cache
 
-        scanner = pipeline.build_scanner(session.policy, session.home)
+        scanner = build_scanner(session.policy, session.home)
         if not session.transcript.is_file():
             raise InputError(f"cannot read {session.transcript}: no such file")
-        report = pipeline.audit(session_targets(session), scanner, env=session.env)
+        report = audit(session_targets(session), scanner, env=session.env)
         totals = report.totals()
-        pipeline.update_audit_cache(session.home, report)
+        update_audit_cache(session.home, report)
         return {
             "occurrences": totals["occurrences"],
             "distinct": totals["distinct"],
@@ -140,11 +141,10 @@ class PipelineActions:
 
 def session_targets(session: EndedSession) -> list[ScanTarget]:
     """The session's transcript and, when the policy scans side files, its bundle's files."""
-    from scrubber import pipeline
+    from scrubber.usecases.audit_report import ScanTarget
+    from scrubber.usecases.audit_targets import targets_from_paths
 
-    transcript = pipeline.ScanTarget(
-        session.transcript, True, session.session_id, session.project, None
-    )
+    transcript = ScanTarget(session.transcript, True, session.session_id, session.project, None)
     targets = [transcript]
     if not session.policy.detection.scan_side_files:
         return targets
@@ -154,7 +154,7 @@ def session_targets(session: EndedSession) -> list[ScanTarget]:
         if p != session.transcript and not p.is_symlink()
     ]
     with contextlib.suppress(InputError):
-        targets.extend(pipeline.targets_from_paths(extra))
+        targets.extend(targets_from_paths(extra))
     return targets
 
 
@@ -231,10 +231,10 @@ def _redaction_summary(results: Sequence[FileRedaction]) -> dict[str, Any]:
 def _redact_copy(session: EndedSession) -> Mapping[str, Any]:
     """Redacted copies under `$SCRUB_HOME/redacted/`, shaped like the config dir (never under
     `projects/`, where Claude Code's sweep deletes every top-level `*.jsonl`)."""
-    from scrubber import pipeline
-    from scrubber.session_redacting import redact_copies
+    from scrubber.detection.registry import build_scanner
+    from scrubber.usecases.redact import redact_copies
 
-    scanner = pipeline.build_scanner(session.policy, session.home)
+    scanner = build_scanner(session.policy, session.home)
     dest_root = paths.redacted_dir(session.home)
     # All of the session's files at once: a value found in one is redacted in all of them.
     pairs = [
@@ -252,10 +252,10 @@ def _redact_copy(session: EndedSession) -> Mapping[str, Any]:
 def _redact_in_place(session: EndedSession) -> Mapping[str, Any]:
     """Rewrite the session's files with secrets replaced (thinking text untouched: reported).
     The lock folder is the one `scrub redact --in-place` uses, so the two never overlap."""
-    from scrubber import pipeline
-    from scrubber.session_redacting import redact_files_in_place
+    from scrubber.detection.registry import build_scanner
+    from scrubber.usecases.redact_in_place import redact_files_in_place
 
-    scanner = pipeline.build_scanner(session.policy, session.home)
+    scanner = build_scanner(session.policy, session.home)
     lock_dir = paths.state_dir(session.home) / "locks"
     # All of the session's files at once: a value found in one is redacted in all of them.
     results = redact_files_in_place(bundle_files(session), scanner, lock_dir, env=session.env)

@@ -57,7 +57,7 @@ def _audit_cache(home: Path) -> Mapping[str, Any]:
     """The audit cache in `state/`: {"format": 1, "sessions": {id: {"transcript_size",
     "transcript_mtime_ns", "distinct"}}}. A count is shown only while the transcript is the
     one that was audited (same size and mtime); anything else shows "?"."""
-    from scrubber.pipeline import AUDIT_CACHE_NAME
+    from scrubber.usecases.audit import AUDIT_CACHE_NAME
 
     path = home / "state" / AUDIT_CACHE_NAME
     try:

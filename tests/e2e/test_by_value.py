@@ -20,9 +20,10 @@ import pytest
 
 from scrubber.demo import fake_aws_secret_key
 from scrubber.detection.known_values import KnownValues
-from scrubber.pipeline import build_scanner
+from scrubber.detection.registry import build_scanner
 from scrubber.policy.model import Policy, SessionEndAction
-from scrubber.session_redacting import redact_copies, redact_files_in_place
+from scrubber.usecases.redact import redact_copies
+from scrubber.usecases.redact_in_place import redact_files_in_place
 from scrubber.usecases.session_end import EndedSession, PipelineActions
 from tests.conftest import CliResult, Sandbox
 
@@ -300,20 +301,20 @@ def test_a_line_appended_during_an_in_place_rewrite_loses_its_copy(
     """Claude Code appends while the rewrite runs: the tail folded in after the pass over
     copies gets the known values replaced line by line (here the append happens right after
     the main pass, as a writer's would)."""
-    from scrubber import redacting
+    from scrubber.usecases import redact_in_place as in_place
 
     transcript = tmp_path / f"{SESSION}.jsonl"
     transcript.write_text(json.dumps(_prose(1, f"AWS_SECRET_ACCESS_KEY={secret}")) + "\n")
-    real = redacting._without_copies
+    real = in_place._without_copies
 
     def append_then_go_on(*args: object, **kwargs: object) -> object:
         with transcript.open("a") as late:
             late.write(json.dumps(_bash_failure(2, f"err {secret}")) + "\n")
         return real(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(redacting, "_without_copies", append_then_go_on)
+    monkeypatch.setattr(in_place, "_without_copies", append_then_go_on)
     scanner = build_scanner(Policy(), sandbox.scrub_home)
-    result = redacting.redact_in_place(transcript, scanner, sandbox.scrub_home / "locks")
+    result = in_place.redact_in_place(transcript, scanner, sandbox.scrub_home / "locks")
     lines = transcript.read_text().splitlines()
     assert len(lines) == 2 and result.folded_tail_bytes > 0
     assert secret not in transcript.read_text()

@@ -19,8 +19,8 @@ import pytest
 
 from scrubber.demo import DemoManifest, build_demo_config, demo_manifest
 from scrubber.detection.placeholder import PLACEHOLDER_RE
-from scrubber.redacting import file_lock
 from scrubber.redaction.structure import same_structure
+from scrubber.usecases.redact_in_place import file_lock
 
 pytestmark = pytest.mark.slow  # a few real processes
 

@@ -170,7 +170,7 @@ def test_lines_appended_during_the_rewrite_are_kept_in_order(big: Big, round_: i
     # exactly. The appender's last line is written after the rename, straight to the new file;
     # if the line before it reached the old file in the moment between the rewrite's last look
     # and its rename, the rewrite copies that one over right after the rename, and a writer
-    # this fast (a line every millisecond) may get its next line in first (scrubber/redacting.py).
+    # this fast (a line every millisecond) may get its next line in first (scrubber/usecases/redact_in_place.py).
     last = log[-1][0]
     assert sorted(got) == [seq for seq, _ in log], f"lines missing or doubled: {log[-8:]}"
     assert [seq for seq in got if seq != last] == [seq for seq, _ in log[:-1]], (

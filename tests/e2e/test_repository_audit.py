@@ -7,8 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from scrubber.pipeline import audit, build_scanner, targets_from_paths
+from scrubber.detection.registry import build_scanner
 from scrubber.policy.model import Policy
+from scrubber.usecases.audit import audit
+from scrubber.usecases.audit_targets import targets_from_paths
 
 REPO = Path(__file__).resolve().parents[2]
 SOURCES = ["scrubber", "tests", "bench", "hooks", "policies", ".ci", ".claude-plugin"]

@@ -12,8 +12,8 @@ import pytest
 
 from scrubber.detection.detector import PLAIN, ScanContext, SourceKind
 from scrubber.detection.fingerprint import Fingerprinter
+from scrubber.detection.registry import build_detectors
 from scrubber.detection.scan import SecretScanner
-from scrubber.pipeline import build_detectors
 from scrubber.policy.model import Policy
 
 LEAKBENCH_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "leakbench" / "data"

@@ -34,10 +34,10 @@ from scrubber.demo import (
 from scrubber.detection.detector import PLAIN, ScanContext, SourceKind
 from scrubber.detection.fingerprint import Fingerprinter
 from scrubber.detection.placeholder import make_placeholder, placeholder_spans
+from scrubber.detection.registry import build_detectors
 from scrubber.detection.scan import SecretScanner
-from scrubber.pipeline import build_detectors
 from scrubber.policy.model import Policy
-from scrubber.redacting import FileKind, FileRedaction, redact_transcript_lines
+from scrubber.redaction.lines import FileKind, FileRedaction, redact_transcript_lines
 from scrubber.redaction.structure import same_structure
 from scrubber.transcript.jsonl import RawLine
 from tests.strategies import json_values, jsonl_files, record_dicts, record_line, utf8_text

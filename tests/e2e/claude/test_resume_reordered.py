@@ -1,6 +1,6 @@
 """The one reorder `scrub redact --in-place` can make, resumed by the real Claude Code.
 
-The window (redacting.py, `_rewrite_locked`; README, "In place"): a line that reaches the old
+The window (usecases/redact_in_place.py, `_rewrite_locked`; README, "In place"): a line that reaches the old
 file after the last look before the rename is copied to the new file by the watch that follows,
 and lands after any line a later write already put into the new file. So two appended records
 can end up swapped in the file: a child before its parent. Claude Code rebuilds a session from

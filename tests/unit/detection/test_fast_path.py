@@ -22,8 +22,8 @@ from hypothesis import strategies as st
 
 from scrubber.detection.detector import PLAIN
 from scrubber.detection.fingerprint import Fingerprinter
+from scrubber.detection.registry import build_detectors
 from scrubber.detection.scan import SecretScanner
-from scrubber.pipeline import build_detectors
 from scrubber.policy.model import Policy
 from scrubber.transcript.jsonl import RawLine
 

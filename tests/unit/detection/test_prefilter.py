@@ -25,8 +25,8 @@ from scrubber.detection.prefilter import (
     literal_set,
     load_hyperscan,
 )
+from scrubber.detection.registry import build_detectors
 from scrubber.errors import UsageError
-from scrubber.pipeline import build_detectors
 from scrubber.policy.model import Policy
 
 HYPERSCAN = load_hyperscan()

@@ -9,9 +9,9 @@ import pytest
 
 from scrubber.detection.detector import ShowsPublicPrefix
 from scrubber.detection.fingerprint import Fingerprinter
+from scrubber.detection.registry import build_detectors
 from scrubber.detection.rules.catalog import ALL_RULES
 from scrubber.detection.scan import SecretScanner
-from scrubber.pipeline import build_detectors
 from scrubber.policy.model import Policy
 
 _BODY = "Xk9mQ2vL7pR4tW8zN3bC6dF1gH5jK0sY"  # 32 characters of no meaning

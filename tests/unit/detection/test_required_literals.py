@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 from scrubber.detection.gate_index import GateIndex
 from scrubber.detection.gates import Gate
+from scrubber.detection.registry import build_detectors
 from scrubber.detection.required_literals import every_match_holds_one_of
-from scrubber.pipeline import build_detectors
 from scrubber.policy.model import Policy
 
 

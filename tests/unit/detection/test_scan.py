@@ -27,8 +27,8 @@ from scrubber.detection.detector import PLAIN, ScanContext, SourceKind
 from scrubber.detection.fingerprint import Fingerprinter
 from scrubber.detection.placeholder import PLACEHOLDER_RE, make_placeholder
 from scrubber.detection.prefilter import load_hyperscan
+from scrubber.detection.registry import build_detectors
 from scrubber.detection.scan import FoundSecret, LineScan, SecretScanner
-from scrubber.pipeline import build_detectors
 from scrubber.policy.model import Allowlist, Policy
 from scrubber.transcript.jsonl import LineProblem, RawLine, iter_raw_lines, parse_line
 from scrubber.transcript.records import json_pointer

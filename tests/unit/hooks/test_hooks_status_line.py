@@ -20,8 +20,9 @@ from scrubber.hooks import fastpath, status_line, status_scan, status_state
 from scrubber.hooks.status_line import render
 from scrubber.hooks.status_scan import IncrementalScan, ScanState
 from scrubber.paths import fingerprint_key_file
-from scrubber.pipeline import ScanTarget, audit
 from scrubber.policy.model import Allowlist, DetectionPolicy, Policy
+from scrubber.usecases.audit import audit
+from scrubber.usecases.audit_report import ScanTarget
 
 ROOT = Path(__file__).resolve().parents[3]
 FULL = "e3e70682-c209-4cac-a29f-6fbed82c07cd"  # the demo session with every kind of secret

@@ -18,9 +18,9 @@ from scrubber.detection import rules as rules_package
 from scrubber.detection.detector import PLAIN, Detector, ScanContext, SourceKind
 from scrubber.detection.finding import Hit, resolve_overlaps
 from scrubber.detection.fingerprint import Fingerprinter
+from scrubber.detection.registry import build_detectors
 from scrubber.detection.rules.catalog import ALL_RULES
 from scrubber.detection.scan import SecretScanner
-from scrubber.pipeline import build_detectors
 from scrubber.policy.model import Policy
 
 KEBAB = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")

@@ -19,21 +19,13 @@ import pytest
 from scrubber.demo import DemoManifest, Planted, build_demo_config, demo_manifest, fake_github_token
 from scrubber.detection.fingerprint import Fingerprinter
 from scrubber.detection.placeholder import PLACEHOLDER_RE
+from scrubber.detection.registry import build_detectors, build_scanner
 from scrubber.detection.scan import SecretScanner
 from scrubber.errors import InputError, UsageError
-from scrubber.pipeline import (
-    FINGERPRINT_SHOWN,
-    AuditReport,
-    ScanTarget,
-    audit,
-    audit_file,
-    build_detectors,
-    build_scanner,
-    permission_warnings,
-    targets_from_paths,
-    targets_in_config,
-)
 from scrubber.policy.model import DetectionPolicy, Policy
+from scrubber.usecases.audit import audit, audit_file, permission_warnings
+from scrubber.usecases.audit_report import FINGERPRINT_SHOWN, AuditReport, ScanTarget
+from scrubber.usecases.audit_targets import targets_from_paths, targets_in_config
 
 KEY = b"pipeline-audit-test-key-32-bytes"
 SCANNER = SecretScanner(build_detectors(Policy.default()), Fingerprinter(KEY))

@@ -24,19 +24,16 @@ import pytest
 from scrubber.demo import DemoManifest, build_demo_config, demo_manifest, fake_github_token
 from scrubber.detection.fingerprint import Fingerprinter
 from scrubber.detection.placeholder import PLACEHOLDER_RE
+from scrubber.detection.registry import build_detectors
 from scrubber.detection.scan import FileScan, LineScan, SecretScanner
 from scrubber.errors import BusyError, InputError, ScrubberError, UsageError
-from scrubber.pipeline import build_detectors
 from scrubber.policy.model import Policy, ThinkingMode
-from scrubber.redacting import (
-    FileKind,
-    check_redacted,
-    file_lock,
-    redact_copy,
-    redact_in_place,
-)
+from scrubber.redaction.lines import FileKind
 from scrubber.redaction.structure import same_structure
 from scrubber.transcript.jsonl import RawLine
+from scrubber.usecases.redact import redact_copy
+from scrubber.usecases.redact_in_place import file_lock, redact_in_place
+from scrubber.usecases.verify import check_redacted
 
 KEY = b"redacting-tests-key-of-32-bytes!"
 SCANNER = SecretScanner(build_detectors(Policy.default()), Fingerprinter(KEY))
@@ -407,7 +404,7 @@ def test_lines_appended_during_the_rewrite_are_folded_in(
 ) -> None:
     """Lines arrive while the main pass reads; the last one is half written when the main
     pass ends and (when `finished`) completed while the rewrite checks the size again."""
-    from scrubber import redacting
+    from scrubber.usecases import redact_in_place as in_place
 
     path = config_copy / SHOP_FILE
     token = fake_github_token(random.Random(4))
@@ -424,7 +421,7 @@ def test_lines_appended_during_the_rewrite_are_folded_in(
                 out.write(tail[3])
         return real_fstat(fd)
 
-    monkeypatch.setattr(redacting.os, "fstat", fstat)
+    monkeypatch.setattr(in_place.os, "fstat", fstat)
     result = redact_in_place(path, scanner, tmp_path / "locks")
     monkeypatch.undo()
     data = path.read_bytes()

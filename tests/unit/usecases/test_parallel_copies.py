@@ -9,10 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from scrubber import parallel, pipeline
 from scrubber.demo import fake_aws_secret_key
+from scrubber.detection.registry import build_scanner
 from scrubber.policy.model import Policy
-from scrubber.redacting import redact_copy
+from scrubber.usecases import parts
+from scrubber.usecases.audit import audit
+from scrubber.usecases.audit_report import ScanTarget
+from scrubber.usecases.redact import redact_copy
 from tests.conftest import Sandbox
 
 
@@ -36,11 +39,11 @@ def test_a_value_found_in_the_last_part_reaches_the_first(
     source = tmp_path / "s.jsonl"
     _world(source, secret)
     monkeypatch.setenv("SCRUB_JOBS", str(jobs))
-    monkeypatch.setattr(parallel, "BYTES_PER_JOB", 16 * 1024)
-    assert parallel.scan_jobs(source.stat().st_size) == jobs
-    scanner = pipeline.build_scanner(Policy(), sandbox.scrub_home)
-    target = pipeline.ScanTarget(source, True, "s", None, None)
-    report = pipeline.audit([target], scanner)
+    monkeypatch.setattr(parts, "BYTES_PER_JOB", 16 * 1024)
+    assert parts.scan_jobs(source.stat().st_size) == jobs
+    scanner = build_scanner(Policy(), sandbox.scrub_home)
+    target = ScanTarget(source, True, "s", None, None)
+    report = audit([target], scanner)
     found = sorted((f.line, f.by_value) for f in report.findings)
     assert found == [(1, True), (402, False)]
     out = tmp_path / "out.jsonl"

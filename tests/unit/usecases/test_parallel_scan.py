@@ -14,23 +14,26 @@ from pathlib import Path
 
 import pytest
 
-from scrubber import parallel
 from scrubber.demo import build_demo_config, write_large_transcript
 from scrubber.detection.finding import Finding
 from scrubber.detection.fingerprint import Fingerprinter
+from scrubber.detection.registry import build_detectors
 from scrubber.detection.scan import SecretScanner
 from scrubber.errors import UsageError
-from scrubber.parallel import scan_jobs
-from scrubber.pipeline import ScanTarget, audit_file, build_detectors
 from scrubber.policy.model import Policy
-from scrubber.redacting import FileRedaction, redact_copy
+from scrubber.redaction.lines import FileRedaction
+from scrubber.usecases import parts
+from scrubber.usecases.audit import audit_file
+from scrubber.usecases.audit_report import ScanTarget
+from scrubber.usecases.parts import scan_jobs
+from scrubber.usecases.redact import redact_copy
 
 SCANNER = SecretScanner(build_detectors(Policy.default()), Fingerprinter(b"k" * 32))
 
 
 def _audit(path: Path, jobs: int, monkeypatch: pytest.MonkeyPatch) -> tuple[list[Finding], list]:
     monkeypatch.setenv("SCRUB_JOBS", str(jobs))
-    monkeypatch.setattr(parallel, "BYTES_PER_JOB", 16 * 1024)
+    monkeypatch.setattr(parts, "BYTES_PER_JOB", 16 * 1024)
     result = audit_file(ScanTarget(path, is_transcript=True, session_id=path.stem), SCANNER)
     assert result.error is None
     return list(result.findings), list(result.problems)
@@ -56,7 +59,7 @@ def test_a_result_just_after_a_cut_is_read_with_its_calls_context(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # One part a process, so that the cut computed below is the one the scan makes.
-    monkeypatch.setattr(parallel, "PARTS_PER_JOB", 1)
+    monkeypatch.setattr(parts, "PARTS_PER_JOB", 1)
     # A value only the context (a Read of `.env`) makes a secret, built at run time.
     rng = random.Random(3)
     value = "".join(rng.choice(string.ascii_letters + string.digits) for _ in range(16))
@@ -104,7 +107,7 @@ def test_a_result_just_after_a_cut_is_read_with_its_calls_context(
     after += _line({"type": "system", "uuid": "p", "content": "x" * pad})
     path = tmp_path / "cut.jsonl"
     path.write_bytes(before + after)
-    bounds = parallel.part_bounds(path, path.stat().st_size, 2)
+    bounds = parts.part_bounds(path, path.stat().st_size, 2)
     assert bounds[1][0] == len(before)
     one = _audit(path, 1, monkeypatch)
     two = _audit(path, 2, monkeypatch)
@@ -127,7 +130,7 @@ def test_jobs_follow_size_cores_and_the_environment() -> None:
 
 def _copy(source: Path, dest: Path, jobs: int, monkeypatch: pytest.MonkeyPatch) -> FileRedaction:
     monkeypatch.setenv("SCRUB_JOBS", str(jobs))
-    monkeypatch.setattr(parallel, "BYTES_PER_JOB", 16 * 1024)
+    monkeypatch.setattr(parts, "BYTES_PER_JOB", 16 * 1024)
     return redact_copy(source, dest, SCANNER)
 
 

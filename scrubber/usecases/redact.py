@@ -1,11 +1,12 @@
-"""Redacting a session's files together: a value a detector found in any of them is redacted
-in all of them (issue 12; value_copies.py), in copies and in place.
+"""The redact use case: redacted copies of a session's files, each a value found in any of
+them redacted in all of them (issue 12; redaction/copies.py).
 
-Copies: each file's first pass (redacting.py's, unchanged) goes to a temp file beside its
-destination; once every file was redacted, the values found in all of them are looked for in
-each temp file, the lines still holding a copy are rewritten, and the file is published. In
-place: each file is rewritten with the values known so far; a file rewritten before a later one
-gave a value is searched again and rewritten only if it holds a copy.
+Each file's first pass (redaction/lines.py) goes to a temp file beside its destination; once
+every file was redacted, the values found in all of them are looked for in each temp file, the
+lines still holding a copy are rewritten, and the file is published. Every write goes through a
+temp file in the destination folder, fsync and rename, so a crash leaves the old file or the
+new one. In-place rewrites are in redact_in_place.py, the proof (`--check`) in verify.py;
+`run_redact` is what `scrub redact` asks for.
 """
 
 from __future__ import annotations
@@ -14,32 +15,61 @@ import contextlib
 import glob
 import os
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
+from typing import IO
 
-from scrubber import parallel, paths
+from scrubber import paths
 from scrubber.detection.known_values import KnownValues, ValueIndex
-from scrubber.detection.scan import SecretScanner
+from scrubber.detection.registry import prefilter_engine
+from scrubber.detection.scan import FileScan, SecretScanner
 from scrubber.durable import atomic_write, fsync_dir
 from scrubber.errors import InputError, ScrubberError, UsageError
 from scrubber.policy.model import ThinkingMode
-from scrubber.redacting import (
-    _SYNC_EVERY,
+from scrubber.redaction.copies import CopyCounts, has_copies, rewrite_copies, session_of_path
+from scrubber.redaction.lines import (
     FileKind,
     FileRedaction,
-    _redact_transcript_in_parts,
-    _same_file,
+    LineRedaction,
     classify_file,
-    engine_of,
-    redact_in_place,
+    redact_line,
     redact_text_stream,
-    redact_transcript_lines,
 )
-from scrubber.transcript.jsonl import IO_BUFFER
-from scrubber.value_copies import CopyCounts, has_copies, rewrite_copies, session_of_path
+from scrubber.transcript.jsonl import IO_BUFFER, RawLine
+from scrubber.usecases import parts
+from scrubber.usecases.parts import TranscriptLines
+from scrubber.usecases.redact_in_place import redact_files_in_place
+from scrubber.usecases.redact_targets import Note, RedactRequest, copy_pairs, select_files
 
+_COPY_BLOCK = 1 << 20
+# A parallel redaction's output comes part by part, with waits while later parts are still
+# being redacted: it is written to disk as it comes (see `atomic_write`).
+_SYNC_EVERY = 16 << 20
 # A copy's first pass, beside its destination until every file of its session was redacted.
 _PENDING_SUFFIX = ".scrub-pending"
+IN_PLACE_NOTICE = (
+    "--in-place rewrites the transcripts themselves. Secrets in tool results, prompts and "
+    "replies are replaced; thinking blocks are left as they are (they are signed) and reported. "
+    "On newer models a thinking block's signature also covers earlier messages, so resuming a "
+    "rewritten session can make the API reject old thinking; the conversation text still loads. "
+    "Keep an archive first if in doubt (scrub archive)."
+)
+
+
+def run_redact(
+    request: RedactRequest, scanner: SecretScanner, thinking: ThinkingMode, *, note: Note
+) -> list[FileRedaction]:
+    """What `scrub redact` was asked for: redacted copies (thinking text as `thinking` says),
+    or the files rewritten in place (thinking text left alone). Values found in any file reach
+    their copies in the others of the same session."""
+    selection = select_files(request, note)
+    if request.in_place:
+        note(IN_PLACE_NOTICE)
+        lock_dir = paths.state_dir(request.home) / "locks"
+        files = [*selection.sources, *selection.global_files]
+        return redact_files_in_place(files, scanner, lock_dir)
+    pairs = copy_pairs(request, selection)
+    return redact_copies(pairs, scanner, thinking=thinking, known=KnownValues())
 
 
 def redact_copies(
@@ -67,7 +97,7 @@ def redact_copies(
             result.values = KnownValues()
             if temp is not None:
                 pending.append((result, temp, mtime_ns))
-        index = values.index(engine_of(env))
+        index = values.index(prefilter_engine(env))
         while pending:
             result, temp, mtime_ns = pending[0]
             _publish(result, temp, mtime_ns, index, redact_thinking)
@@ -106,15 +136,18 @@ def _first_pass(
         )
         os.close(fd)
         temp = Path(name)
-        jobs = parallel.scan_jobs(source_stat.st_size) if kind is FileKind.TRANSCRIPT else 1
+        size = source_stat.st_size
+        jobs = parts.scan_jobs(size) if kind is FileKind.TRANSCRIPT else 1
         with source.open("rb", buffering=IO_BUFFER) as stream:
-            if jobs > 1:
-                chunks = _redact_transcript_in_parts(
-                    source, stream, dest, scanner, result, redact_thinking, jobs
-                )
-            elif kind is FileKind.TRANSCRIPT:
-                chunks = redact_transcript_lines(
-                    stream, scanner, result, redact_thinking=redact_thinking
+            if kind is FileKind.TRANSCRIPT:
+                chunks = redacted_transcript(
+                    stream,
+                    source,
+                    size,
+                    scanner,
+                    result,
+                    redact_thinking=redact_thinking,
+                    jobs=jobs,
                 )
             else:
                 chunks = redact_text_stream(stream, scanner, result)
@@ -188,41 +221,66 @@ def _publish(
         raise _write_error(exc, dest) from None
 
 
-def redact_files_in_place(
-    files: Sequence[Path],
+def redact_copy(
+    source: Path,
+    dest: Path,
     scanner: SecretScanner,
-    lock_dir: Path,
     *,
-    known: KnownValues | None = None,
-    env: Mapping[str, str] | None = None,
-) -> list[FileRedaction]:
-    """`redact_in_place` for each file, in order, with the values found in any of them (and
-    in `known`, updated) redacted wherever else their session holds them: a file rewritten
-    before a value was found in a later one is looked at again (a search; rewritten only when
-    it holds a copy)."""
-    values = KnownValues() if known is None else known
-    results: list[FileRedaction] = []
-    seen_at: list[int] = []  # how many values were known when each file was rewritten
-    for path in files:
-        result = redact_in_place(path, scanner, lock_dir, known=values, env=env)
-        result.values = KnownValues()
-        results.append(result)
-        seen_at.append(len(values))
-    index = values.index(engine_of(env))
-    for i, (path, result) in enumerate(zip(files, results, strict=True)):
-        if seen_at[i] == len(values) or result.skipped or not index:
-            continue
-        is_jsonl = result.kind is FileKind.TRANSCRIPT
-        try:
-            with path.open("rb", buffering=IO_BUFFER) as stream:
-                scope = session_of_path(path)
-                if not has_copies(stream, index, is_jsonl, scope, redact_thinking=False):
-                    continue
-        except OSError:
-            continue  # gone meanwhile: its own rewrite already reported what it did
-        again = redact_in_place(path, scanner, lock_dir, known=values, env=env)
-        result.lines_changed += again.lines_changed
-        result.replaced += again.replaced
-        result.by_kind.update(again.by_kind)
-        result.folded_tail_bytes += again.folded_tail_bytes
-    return results
+    thinking: ThinkingMode = ThinkingMode.REDACT,
+) -> FileRedaction:
+    """Write a redacted copy of `source` at `dest` (0600, source's mtime), atomically; every
+    copy of a value found in it is redacted too. For several files of a session, see
+    `redact_copies` (a value found in one file reaches the others)."""
+    # One file is a session of one: the same machinery.
+    [result] = redact_copies([(source, dest)], scanner, thinking=thinking)
+    return result
+
+
+def redacted_transcript(
+    stream: IO[bytes],
+    source: Path,
+    size: int,
+    scanner: SecretScanner,
+    result: FileRedaction,
+    *,
+    redact_thinking: bool,
+    jobs: int = 1,
+) -> Iterator[bytes]:
+    """The redacted bytes of a transcript open as `stream`, in order, its lines redacted by
+    `jobs` processes (usecases/parts.py); the unchanged bytes between the lines that change are
+    copied from the file as they are."""
+    scope = result.scope
+
+    def redact(raw: RawLine, file_scan: FileScan) -> LineRedaction | None:
+        return redact_line(raw, file_scan, scope, redact_thinking=redact_thinking)
+
+    lines = TranscriptLines(stream, source, size, scanner, redact, jobs=jobs)
+    fd = stream.fileno()
+    copied = 0  # the bytes before this offset are written
+    for line in lines:
+        result.add_line(line.result, line.number)
+        new = line.result.new
+        if new is not None:
+            yield from _file_range(fd, copied, line.offset)
+            yield new + b"\n" if line.terminated else new
+            copied = line.end
+    yield from _file_range(fd, copied, lines.end)
+    result.lines += lines.lines
+
+
+def _file_range(fd: int, start: int, end: int) -> Iterator[bytes]:
+    """The bytes [start, end) of an open file, in blocks (read where they are: the stream's
+    own position is left alone)."""
+    while start < end:
+        block = os.pread(fd, min(_COPY_BLOCK, end - start), start)
+        if not block:
+            return
+        start += len(block)
+        yield block
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.samefile(b)
+    except OSError:
+        return False

@@ -1,0 +1,177 @@
+"""The audit's findings by value: after the detectors' scan of every file, each file of a
+session that has known values is searched once more (one literal search over its bytes) and
+every copy that is not already a finding becomes one, marked `by_value`.
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+
+from scrubber.detection.finding import Finding
+from scrubber.detection.known_values import Copy, KnownValues, ValueIndex, blocks
+from scrubber.detection.registry import prefilter_engine
+from scrubber.redaction.copies import LineCopies, jsonl_copies, scope_of, text_copies
+from scrubber.usecases.audit_report import FINGERPRINT_SHOWN, FileAudit
+
+_BINARY_SNIFF = 8192
+_COUNT_BLOCK = 1 << 20
+
+
+def _is_binary(path: Path) -> bool:
+    with path.open("rb") as stream:
+        return b"\0" in stream.read(_BINARY_SNIFF)
+
+
+def audit_copies(
+    path: Path,
+    is_transcript: bool,
+    session_id: str | None,
+    history: bool,
+    existing: Sequence[Finding],
+    index: ValueIndex,
+    line_starts: Mapping[int, int],
+) -> list[Finding]:
+    """The findings by value in one file: copies of the index's values (for the file's
+    session, or each line's in history.jsonl) that no finding covers yet."""
+    if not index or _is_binary(path):
+        return []
+    scope = None if history else scope_of(session_id, path)
+    covered: dict[tuple[int, str | None], list[tuple[int, int]]] = {}
+    for finding in existing:
+        covered.setdefault((finding.line, finding.json_path), []).append(finding.span)
+    new: list[Finding] = []
+    with path.open("rb") as stream:
+        numbers = LineNumbers(stream.fileno(), line_starts)
+        for block in blocks(stream, index):
+            if not block.candidates:
+                continue
+            if is_transcript:
+                for line in jsonl_copies(block, index, scope):
+                    number = numbers.at(block.file_offset(line.start))
+                    new.extend(_line_findings(path, number, line, session_id, covered, index))
+            else:
+                assert scope is not None  # noqa: S101 - only history.jsonl has no one scope
+                for i, start, end, n in text_copies(block, index, scope):
+                    copy = Copy(None, start, end, n)
+                    number = numbers.at(block.offset) + i
+                    new.extend(_findings(path, number, copy, session_id, None, covered, index))
+    return new
+
+
+def add_copies(
+    files: Sequence[FileAudit], known: KnownValues, env: Mapping[str, str] | None = None
+) -> None:
+    """Add to each file's findings the copies of `known` values no detector found there."""
+    if not len(known):
+        return
+    index = known.index(prefilter_engine(env))
+    scopes = known.scopes()
+    for audit_result in files:
+        target = audit_result.target
+        history = target.role == "history"
+        scope = scope_of(target.session_id, target.path)
+        if audit_result.title:
+            audit_result.title = index.redact(audit_result.title, scope)
+        if audit_result.error or (not history and scope not in scopes):
+            continue
+        try:
+            new = audit_copies(
+                target.path,
+                target.is_transcript,
+                target.session_id,
+                history,
+                audit_result.findings,
+                index,
+                audit_result.line_starts,
+            )
+        except OSError as exc:
+            audit_result.error = f"cannot read: {exc.strerror or exc}"
+            continue
+        if new:
+            audit_result.findings.extend(new)
+            audit_result.findings.sort(key=lambda f: f.line)  # stable: detectors' first
+
+
+class LineNumbers:
+    """The line numbers of line starts in one file, counted only when asked, from the nearest
+    line start whose number is known (a line with a finding, a part's first line): a file
+    whose copies are all findings already costs no count."""
+
+    def __init__(self, fd: int, known: Mapping[int, int]) -> None:
+        self._fd = fd
+        pairs = sorted({0: 1, **known}.items())
+        self._offsets = [offset for offset, _ in pairs]
+        self._numbers = [number for _, number in pairs]
+
+    def at(self, offset: int) -> int:
+        i = bisect.bisect_right(self._offsets, offset) - 1
+        start, number = self._offsets[i], self._numbers[i]
+        if start == offset:
+            return number
+        at = start
+        while at < offset:
+            chunk = os.pread(self._fd, min(_COUNT_BLOCK, offset - at), at)
+            if not chunk:
+                break
+            number += chunk.count(b"\n")
+            at += len(chunk)
+        self._offsets.insert(i + 1, offset)
+        self._numbers.insert(i + 1, number)
+        return number
+
+
+def _line_findings(
+    path: Path,
+    number: int,
+    line: LineCopies,
+    session_id: str | None,
+    covered: dict[tuple[int, str | None], list[tuple[int, int]]],
+    index: ValueIndex,
+) -> Iterator[Finding]:
+    record = line.record or {}
+    session = record.get("sessionId")
+    uuid = record.get("uuid")
+    for copy in line.copies:
+        yield from _findings(
+            path,
+            number,
+            copy,
+            session if isinstance(session, str) else session_id,
+            uuid if isinstance(uuid, str) else None,
+            covered,
+            index,
+        )
+
+
+def _findings(
+    path: Path,
+    number: int,
+    copy: Copy,
+    session_id: str | None,
+    record_uuid: str | None,
+    covered: dict[tuple[int, str | None], list[tuple[int, int]]],
+    index: ValueIndex,
+) -> Iterator[Finding]:
+    for start, end in covered.get((number, copy.pointer), ()):
+        if start < copy.end and copy.start < end:
+            return  # a detector found it there already
+    info = index.info(copy.value)
+    yield Finding(
+        file=str(path),
+        line=number,
+        json_path=copy.pointer,
+        span=(copy.start, copy.end),
+        kind=info.kind,
+        detector=info.detector,
+        fingerprint=info.fingerprint[:FINGERPRINT_SHOWN],
+        session_id=session_id,
+        record_uuid=record_uuid,
+        source=None,
+        in_thinking=copy.in_thinking,
+        length=copy.end - copy.start,
+        prefix=info.prefix,
+        by_value=True,
+    )

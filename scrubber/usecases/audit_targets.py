@@ -1,0 +1,134 @@
+"""What an audit scans: the sessions and side files under a config dir, or the files and
+folders named on the command line, each as a ScanTarget with its session and role; and only
+those changed since a time, when asked."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sequence
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from scrubber.errors import InputError, UsageError
+from scrubber.transcript import sessions as session_discovery
+from scrubber.usecases.audit_report import ScanTarget
+
+
+def targets_in_config(
+    config: Path,
+    *,
+    session: str | None = None,
+    project: str | None = None,
+    include_side_files: bool = True,
+) -> list[ScanTarget]:
+    """Every session (and its side files) and the global side files under a config dir."""
+    discovery = session_discovery.discover(config)
+    wanted = (
+        session_discovery.find_session(config, session, discovery=discovery).id if session else None
+    )
+    targets: list[ScanTarget] = []
+    for info in discovery.sessions:
+        if wanted is not None and info.id != wanted:
+            continue
+        if project and project not in info.project and project != str(info.cwd or ""):
+            continue
+        targets.append(
+            ScanTarget(info.transcript, True, info.id, info.project, info.title, "transcript")
+        )
+        if include_side_files:
+            targets.extend(_side_targets(info))
+    if include_side_files and not session and not project:
+        # `debug/<id>.txt` is both a global side file and part of its session's bundle: scan
+        # it once, or its findings count twice.
+        seen = {target.path for target in targets}
+        for side in discovery.side_files:
+            if side.path not in seen:
+                targets.append(_file_target(side.path, side.session_id, None, side.kind.value))
+    return targets
+
+
+def _side_targets(info: session_discovery.SessionInfo) -> Iterator[ScanTarget]:
+    for path in info.bundle_paths():
+        if path == info.transcript:
+            continue
+        for file in _walk_files(path):
+            yield _file_target(file, info.id, info.project, _role_of(file))
+
+
+def _role_of(path: Path) -> str:
+    parts = path.parts
+    for role in ("subagents", "tool-results", "file-history", "shell-snapshots", "paste-cache",
+                 "debug", "session-env", "todos", "tasks"):  # fmt: skip
+        if role in parts:
+            return "subagent" if role == "subagents" else role
+    if path.name == "history.jsonl":
+        return "history"
+    if path.suffix == ".jsonl":
+        # A transcript named on the command line, or a legacy `agent-*.jsonl` beside one.
+        return "subagent" if path.name.startswith("agent-") else "transcript"
+    return "side-file"
+
+
+def _file_target(path: Path, session: str | None, project: str | None, role: str) -> ScanTarget:
+    return ScanTarget(path, path.suffix == ".jsonl", session, project, None, role)
+
+
+def _walk_files(path: Path) -> Iterator[Path]:
+    """Regular files at or below `path`, never following symlinks."""
+    if path.is_symlink():
+        return
+    if path.is_file():
+        yield path
+        return
+    if not path.is_dir():
+        return
+    for root, dirs, files in os.walk(path, followlinks=False):
+        dirs.sort()
+        for name in sorted(files):
+            file = Path(root) / name
+            if not file.is_symlink() and file.is_file():
+                yield file
+
+
+def targets_from_paths(given: Sequence[Path]) -> list[ScanTarget]:
+    """Files and folders named on the command line."""
+    targets: list[ScanTarget] = []
+    for path in given:
+        if not path.exists() and not path.is_symlink():
+            raise InputError(f"{path}: no such file or folder")
+        if path.is_dir():
+            found = list(_walk_files(path))
+            targets.extend(_file_target(f, _session_of(f), None, _role_of(f)) for f in found)
+        elif path.is_symlink():
+            raise InputError(f"{path}: is a symbolic link; name the file it points to")
+        else:
+            targets.append(_file_target(path, _session_of(path), None, _role_of(path)))
+    return targets
+
+
+def _session_of(path: Path) -> str | None:
+    return path.stem if path.suffix == ".jsonl" and path.name != "history.jsonl" else None
+
+
+def parse_since(value: str, now: datetime) -> datetime:
+    """`--since`: `7d`, `12h`, `30m`, `2w` before `now`, or an ISO date/time (UTC when it
+    names no zone)."""
+    text = value.strip()
+    units = {"d": "days", "h": "hours", "m": "minutes", "w": "weeks"}
+    if text[:-1].isdigit() and text[-1:] in units:
+        return now - timedelta(**{units[text[-1]]: int(text[:-1])})
+    try:
+        parsed = datetime.fromisoformat(text)
+    except ValueError:
+        raise UsageError(
+            f"--since {value!r}: expected a duration like 7d / 12h or an ISO date like 2026-11-01"
+        ) from None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def modified_since(target: ScanTarget, since: datetime) -> bool:
+    """Whether the target's file changed at or after `since` (True when it cannot be told)."""
+    try:
+        return datetime.fromtimestamp(target.path.stat().st_mtime, UTC) >= since
+    except OSError:
+        return True

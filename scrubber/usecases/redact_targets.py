@@ -1,0 +1,150 @@
+"""What `scrub redact` redacts, and where its copies go: the files and folders named, or the
+files of one session's bundle (or of every session, with the global side files)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from scrubber import paths
+from scrubber.errors import InputError, UsageError
+from scrubber.transcript import sessions as session_discovery
+
+Note = Callable[[str], None]  # a note for the user, said at once (the CLI: stderr)
+
+
+@dataclass(frozen=True, slots=True)
+class RedactRequest:
+    """What `scrub redact` is asked for: the files and folders named (`paths`), or one
+    `session`'s files, or every session's (`all_sessions`); as copies (under `output`, else
+    $SCRUB_HOME/redacted/) or rewritten `in_place`."""
+
+    home: Path
+    config: Path
+    paths: tuple[Path, ...] = ()
+    session: str | None = None
+    all_sessions: bool = False
+    in_place: bool = False
+    output: Path | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Selection:
+    sources: list[Path]  # the files named, or the sessions' files
+    global_files: list[Path]  # with --all: history.jsonl, shell-snapshots/, paste-cache/
+    roots: list[Path]  # what a copy's place under the destination is relative to
+
+
+def select_files(request: RedactRequest, note: Note) -> Selection:
+    """The files to redact; links inside named folders are skipped with a note."""
+    config = request.config
+    if request.paths:
+        if request.session or request.all_sessions:
+            raise UsageError("give paths, or --session / --all, not both")
+        sources: list[Path] = []
+        for given in request.paths:
+            sources.extend(_named_files(given, note))
+        roots = [config] + [p if p.is_dir() else p.parent for p in request.paths]
+        return Selection(sources, [], roots)
+    if request.session or request.all_sessions:
+        if not config.is_dir():
+            raise UsageError(f"no Claude Code config directory at {config}")
+        sources, global_files = _config_files(config, request, note)
+        return Selection(sources, global_files, [config])
+    raise UsageError("nothing to redact", "name files, or use --session ID or --all")
+
+
+def _named_files(given: Path, note: Note) -> list[Path]:
+    if given.is_symlink():
+        # Named on purpose: refuse (as audit does) rather than skip and exit 0 with nothing
+        # written. Links inside named folders are skipped with a note.
+        raise InputError(f"{given}: is a symbolic link; name the file it points to")
+    if not given.exists():
+        raise UsageError(f"{given}: no such file or folder")
+    paths.refuse_special_file(given, "redacted")
+    found = _files_under(given, note)
+    if not found:
+        raise UsageError(
+            f"{given}: holds no regular file to redact; nothing written",
+            "name transcripts or folders that hold them",
+        )
+    return found
+
+
+def _config_files(
+    config: Path, request: RedactRequest, note: Note
+) -> tuple[list[Path], list[Path]]:
+    """(session files, global side files) under the config dir."""
+    discovery = session_discovery.discover(config)
+    chosen = discovery.sessions
+    if request.session:
+        chosen = (session_discovery.find_session(config, request.session, discovery=discovery),)
+    files: list[Path] = []
+    for info in chosen:
+        for path in info.bundle_paths():
+            files.extend(_files_under(path, note))
+    globals_: list[Path] = []
+    if request.all_sessions:
+        globals_ = [
+            side.path
+            for side in discovery.side_files
+            if side.kind.value in ("history", "shell-snapshot", "paste-cache")
+        ]
+    return files, globals_
+
+
+def _files_under(path: Path, note: Note) -> list[Path]:
+    if path.is_symlink():
+        note(f"skipped symbolic link {path} (not followed)")
+        return []
+    if path.is_file():
+        return [path]
+    if not path.is_dir():
+        return []
+    found: list[Path] = []
+    for item in sorted(path.rglob("*")):
+        if item.is_symlink():
+            note(f"skipped symbolic link {item} (not followed)")
+        elif item.is_file():
+            found.append(item)
+        elif not item.is_dir():
+            kind = paths.file_type_name(item.lstat().st_mode)
+            note(f"skipped {item}: is {kind}, not a regular file")
+    return found
+
+
+def copy_pairs(request: RedactRequest, selection: Selection) -> list[tuple[Path, Path]]:
+    """(source, destination) of each copy: a file for one named file with an `output` that is
+    not a folder, else places under the destination shaped like the config dir."""
+    sources, output = selection.sources, request.output
+    single_file = bool(request.paths) and len(sources) == 1 and request.paths[0].is_file()
+    dest_root = output or paths.redacted_dir(request.home)
+    if request.config.is_dir():
+        _refuse_dest_in_projects(dest_root, request.config)
+    if single_file and output is not None and not output.is_dir():
+        return [(sources[0], output)]
+    # history.jsonl, shell-snapshots/ and paste-cache/ are copied into DEST like the rest: a
+    # copy never rewrites an original (only --in-place does).
+    return [
+        (s, _dest_for(s, selection.roots, dest_root)) for s in [*sources, *selection.global_files]
+    ]
+
+
+def _dest_for(file: Path, roots: list[Path], dest: Path) -> Path:
+    for root in roots:
+        try:
+            return dest / file.relative_to(root)
+        except ValueError:
+            continue
+    return dest / file.name
+
+
+def _refuse_dest_in_projects(dest: Path, config: Path) -> None:
+    projects = paths.projects_dir(config).resolve()
+    target = dest.resolve()
+    if target == projects or projects in target.parents:
+        raise UsageError(
+            f"{dest} is inside Claude Code's projects/ folder, which its cleanup sweeps",
+            "choose another --output (default: $SCRUB_HOME/redacted/)",
+        )
