@@ -411,7 +411,7 @@ class DetectSecretsConfigKeywords:
     (YAML, INI, TOML, properties, .cfg/.conf) and Go, as the plugin decides from a file's name.
     Its gates need no quote, so they wake on `password: str` in any code; it then reads only
     strings known to come from such a file (a Read, Write or Edit of it). Disabled with
-    `detect-secrets` (see scrubber.pipeline.build_detectors)."""
+    `detect-secrets` (see detection.registry)."""
 
     name = DETECTOR_NAME + "-config-keywords"
     context_only = False

@@ -391,7 +391,7 @@ def blocks(stream: IO[bytes], index: ValueIndex) -> Iterator[Block]:
     """A file from its current position in blocks of whole lines, each with its candidate
     lines; every byte is in exactly one block. A read's whole lines are one block, uncopied;
     a line across reads is a block of its own. Lines are not counted here (see
-    value_copies.LineNumbers): most files hold no copy."""
+    usecases.audit_copies.LineNumbers): most files hold no copy."""
     offset = stream.tell()
     rest: list[bytes] = []  # the start of a line that runs into the next read
     while True:

@@ -41,8 +41,9 @@ def fsync_dir(folder: Path) -> None:
 def write_json_atomic(path: Path, data: Mapping[str, Any], *, fsync: bool = True) -> None:
     """Write `data` as JSON through a temp file and a rename (0600).
 
-    A twin of durable.atomic_write, written when that lived in transcript.jsonl, which the hooks
-    may not import on their fast paths (its optional orjson import costs start-up time).
+    Beside durable.atomic_write because it can skip the fsyncs (`fsync=False`): the status
+    line rewrites its state every few seconds, where an fsync costs milliseconds and a lost
+    state only a rescan.
     """
     payload = (json.dumps(data, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8")
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{time.monotonic_ns()}.tmp")

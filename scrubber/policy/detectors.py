@@ -145,7 +145,7 @@ RULE_NAMES: frozenset[str] = frozenset(
 )
 
 # detect_secrets_adapter.py: DetectSecretsDetector, DetectSecretsShapeDetector and
-# DetectSecretsConfigKeywords. Disabling the first disables the third with it (pipeline.py).
+# DetectSecretsConfigKeywords. Disabling the first disables the third with it (detection/registry.py).
 DETECT_SECRETS_NAMES: tuple[str, ...] = (
     "detect-secrets",
     "detect-secrets-shapes",
