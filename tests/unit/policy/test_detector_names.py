@@ -13,7 +13,7 @@ from scrubber.detection.detect_secrets_adapter import (
     DetectSecretsShapeDetector,
 )
 from scrubber.detection.rules.catalog import ALL_RULES
-from scrubber.pipeline import build_detectors
+from scrubber.detection.registry import build_detectors
 from scrubber.policy.detectors import DETECT_SECRETS_NAMES, DETECTOR_NAMES, RULE_NAMES
 from scrubber.policy.model import DetectionPolicy, Policy
 
