@@ -22,7 +22,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from scrubber import __version__
+from scrubber import __version__, paths
 from scrubber.archive.bundle import (
     BundleChangedError,
     BundleContents,
@@ -102,10 +102,7 @@ def select_sessions(config_dir: Path, selection: Selection, *, now: datetime) ->
         )
     if selection.older_than_days is not None and selection.older_than_days < 0:
         raise UsageError("--older-than takes a number of days >= 0")
-    if not config_dir.is_dir():
-        raise UsageError(
-            f"no Claude Code config directory at {config_dir}", hint="set CLAUDE_CONFIG_DIR"
-        )
+    paths.require_config_dir(config_dir)
     discovery = discover(config_dir)
     if selection.sessions:
         chosen: dict[tuple[str, str], SessionInfo] = {}
