@@ -38,6 +38,7 @@ from scrubber.cli.archive_common import (
     warn,
 )
 from scrubber.cli.common import PolicyOption
+from scrubber.cli.durations import DURATION_HELP, parse_moment
 from scrubber.cli.progress import ProgressLine
 from scrubber.errors import UsageError
 from scrubber.usecases.archive import (
@@ -62,11 +63,11 @@ SessionsArgument = Annotated[
 AllOption = Annotated[bool, typer.Option("--all", help="Every session in the config directory.")]
 
 OlderThanOption = Annotated[
-    int | None,
+    str | None,
     typer.Option(
         "--older-than",
-        metavar="DAYS",
-        help="Sessions whose last activity is older than DAYS days.",
+        metavar="AGE",
+        help=f"Sessions whose last activity is older than AGE: {DURATION_HELP}.",
     ),
 ]
 
@@ -202,7 +203,7 @@ def _register_archive(app: typer.Typer) -> None:
 
           scrub archive 3f9a2c1e --passphrase
 
-          scrub archive --older-than 20 --project shop-api
+          scrub archive --older-than 20d --project shop-api
         """
         loaded = common.policy(policy_path)
         for warning in loaded.warnings:
@@ -212,7 +213,9 @@ def _register_archive(app: typer.Typer) -> None:
         selection = Selection(
             sessions=tuple(sessions or ()),
             all=all_sessions,
-            older_than_days=older_than,
+            active_before=(
+                None if older_than is None else parse_moment(older_than, "--older-than", now)
+            ),
             project=project,
         )
         # Keys first: a typo in a recipient must fail before any work.

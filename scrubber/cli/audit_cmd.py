@@ -6,7 +6,7 @@ import contextlib
 import os
 import sys
 import tempfile
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
@@ -15,6 +15,7 @@ import typer
 
 from scrubber.cli import common
 from scrubber.cli.common import PolicyOption, refuse_special_file
+from scrubber.cli.durations import parse_moment
 from scrubber.cli.progress import ProgressLine
 from scrubber.cli.render import render_json, render_sarif, render_text
 from scrubber.errors import ExitCode, UsageError
@@ -35,18 +36,8 @@ class AuditFormat(StrEnum):
 
 
 def _parse_since(value: str) -> datetime:
-    """`7d`, `12h`, `30m`, or an ISO date/time."""
-    text = value.strip()
-    units = {"d": "days", "h": "hours", "m": "minutes", "w": "weeks"}
-    if text[:-1].isdigit() and text[-1:] in units:
-        return datetime.now(UTC) - timedelta(**{units[text[-1]]: int(text[:-1])})
-    try:
-        parsed = datetime.fromisoformat(text)
-    except ValueError:
-        raise UsageError(
-            f"--since {value!r}: expected a duration like 7d / 12h or an ISO date like 2026-11-01"
-        ) from None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+    """`7d`, `12h`, `30m`, a number of days, or an ISO date/time (the one duration syntax)."""
+    return parse_moment(value, "--since", datetime.now(UTC))
 
 
 def _modified_since(target: ScanTarget, since: datetime) -> bool:

@@ -407,12 +407,13 @@ def test_bad_recipients_and_identities_are_one_line_errors_exit_2(world: World) 
 
 def test_selection_by_project_and_age_and_its_usage_errors(world: World) -> None:
     _, recipient = _keygen(world)
-    by_project, too_young, contradictory, nothing, unknown = world.run_many(
+    by_project, too_young, contradictory, nothing, unknown, bad_age = world.run_many(
         ("archive", "--project", "infra", "-r", recipient, "--format", "json"),
         ("archive", "--older-than", "100000", "-r", recipient),
         ("archive", FULL, "--all", "-r", recipient),
         ("archive", "-r", recipient),
         ("archive", "no-such-session", "-r", recipient),
+        ("archive", "--older-than", "a week", "-r", recipient),
     )
     assert by_project.returncode == 0, by_project.stderr
     (item,) = json.loads(by_project.stdout)["archives"]
@@ -425,7 +426,26 @@ def test_selection_by_project_and_age_and_its_usage_errors(world: World) -> None
     _one_line_error(contradictory, 2, "not both")
     _one_line_error(nothing, 2, "no session selected")
     _one_line_error(unknown, 2, "no session matches")
+    _one_line_error(bad_age, 2, "--older-than 'a week'")
     assert len(list(world.archives.rglob("*.age"))) == 1
+
+
+def test_older_than_takes_the_duration_syntax_of_since(world: World) -> None:
+    # Issue 14: `audit --since 7d` worked while `archive --older-than 7d` was refused. The demo
+    # sessions end in March 2026, so a week ago (and 2026-06-01) picks all three of them, and
+    # four weeks before the newest of them picks none.
+    _, recipient = _keygen(world)
+    week, date, never = world.run_many(
+        ("archive", "--older-than", "7d", "-r", recipient, "--format", "json", "--output", "w"),
+        ("archive", "--older-than", "2026-06-01", "-r", recipient, "--output", "d"),
+        ("archive", "--older-than", "2026-02-01", "-r", recipient, "--output", "n"),
+    )
+    assert week.returncode == 0, week.stderr
+    assert len(json.loads(week.stdout)["archives"]) == 3
+    assert date.returncode == 0, date.stderr
+    assert len(list((world.root / "d").rglob("*.tar.gz.age"))) == 3
+    assert never.returncode == 0 and "nothing archived" in never.stderr
+    assert not (world.root / "n").exists()
 
 
 def test_recipients_destination_and_clear_fields_come_from_the_policy(world: World) -> None:
