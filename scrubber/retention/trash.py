@@ -303,12 +303,14 @@ def trash_session(
     home: Path,
     now: datetime,
     archive_ref: str | None = None,
+    without_transcript: bool = False,
 ) -> Path:
     """Move a session's whole bundle into `$SCRUB_HOME/trash/<session-id>/`; returns the slot.
 
     Does not check pins: callers go through `select_deletable` first (apply_plan does). A slot
     left half-filled by a crash for the same session is completed; any other slot in the way
-    is an error and nothing moves.
+    is an error and nothing moves. The transcript must exist, unless `without_transcript`:
+    `restore --force` keeps the side files of a session whose transcript is gone too.
     """
     if not _safe_name(session.id) or not _safe_name(session.project):
         raise TrashError(f"{session.transcript}: a name that cannot be a trash folder; kept")
@@ -324,7 +326,8 @@ def trash_session(
             )
     transcript = session.transcript
     bundle = [p for p in session.bundle_paths() if p != transcript]
-    bundle.append(transcript)  # last out, so a crash leaves a session Claude Code finds
+    if not (without_transcript and not os.path.lexists(transcript)):
+        bundle.append(transcript)  # last out, so a crash leaves a session Claude Code finds
     entries: dict[str, TrashEntry] = {e.path: e for e in (previous.entries if previous else ())}
     for path in bundle:
         _refuse_symlinked_parents(path, config_dir)

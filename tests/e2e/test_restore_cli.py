@@ -1,0 +1,148 @@
+"""`scrub restore` as a real process (issue 14): what it does to the session already there, where
+it restores to, and which of a session's archives it opens."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from scrubber.transcript.sessions import discover
+from tests.e2e.archive_kit import (
+    FULL,
+    PROJECT,
+    World,
+    keygen,
+    one_archive,
+    one_line_error,
+    world,
+)
+
+__all__ = ["world"]  # the fixture, used by name
+
+pytestmark = pytest.mark.slow
+
+
+def _activity(world: World) -> list[dict[str, object]]:
+    log = world.home / "log" / "activity.jsonl"
+    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+
+
+# ------------------------------------------------------------------------ --force and the trash
+
+
+def test_force_moves_the_newer_session_to_the_trash_before_replacing_it(world: World) -> None:
+    key, recipient = keygen(world)
+    assert world.run("archive", FULL, "-r", recipient).returncode == 0
+    archive = one_archive(world)
+    archived = (world.config / "projects" / PROJECT / f"{FULL}.jsonl").read_bytes()
+    live = world.config / "projects" / PROJECT / f"{FULL}.jsonl"
+    with live.open("ab") as handle:
+        handle.write(b'{"type":"user","note":"work done since the archive"}\n')
+    newer = live.read_bytes()
+    history = world.config / "file-history" / FULL / "added-since@v1"
+    history.write_bytes(b"a file Claude edited after the archive\n")
+
+    forced = world.run("restore", str(archive), "-i", str(key), "--force")
+
+    assert forced.returncode == 0, forced.stderr
+    assert live.read_bytes() == archived
+    assert not history.exists()  # the restored session is the archived one, whole
+    slot = world.home / "trash" / FULL
+    assert (slot / "projects" / PROJECT / f"{FULL}.jsonl").read_bytes() == newer
+    assert (slot / "file-history" / FULL / "added-since@v1").exists()
+    assert oct(slot.stat().st_mode & 0o777) == "0o700"
+    assert f"scrub undelete {FULL}" in forced.stdout and str(slot) in forced.stdout
+    (line,) = [r for r in _activity(world) if r["event"] == "restore"]
+    assert line["exit"] == 0 and line["trashed"] == str(slot) and line["replaced"] == 1
+    assert line["session"] == f"{PROJECT}/{FULL}"
+
+    # The newer version comes back with `scrub undelete`, once the restored one is moved aside.
+    aside = world.root / "aside"
+    aside.mkdir()
+    restored = next(s for s in discover(world.config).sessions if s.id == FULL)
+    for number, path in enumerate(restored.bundle_paths()):
+        shutil.move(path, aside / str(number))
+    back = world.run("undelete", FULL)
+    assert back.returncode == 0, back.stderr
+    assert live.read_bytes() == newer and history.exists()
+
+
+def test_force_changes_nothing_when_the_trash_cannot_take_the_session(world: World) -> None:
+    key, recipient = keygen(world)
+    assert world.run("archive", FULL, "-r", recipient).returncode == 0
+    archive = one_archive(world)
+    live = world.config / "projects" / PROJECT / f"{FULL}.jsonl"
+    with live.open("ab") as handle:
+        handle.write(b'{"type":"user","note":"newer"}\n')
+    newer = live.read_bytes()
+    # An entry for the same id already in the trash (from an earlier forced restore, say).
+    (world.home / "trash" / FULL).mkdir(parents=True)
+    (world.home / "trash" / FULL / "something").write_text("not ours to overwrite")
+
+    refused = world.run("restore", str(archive), "-i", str(key), "--force")
+
+    one_line_error(refused, 3, "cannot move the session there to the trash first")
+    assert "nothing was replaced" in refused.stderr
+    assert live.read_bytes() == newer
+
+
+def test_force_keeps_side_files_whose_transcript_is_gone(world: World) -> None:
+    key, recipient = keygen(world)
+    assert world.run("archive", FULL, "-r", recipient).returncode == 0
+    (world.config / "projects" / PROJECT / f"{FULL}.jsonl").unlink()
+    edited = world.config / "file-history" / FULL / "12678d79af2cc777@v1"
+    edited.write_bytes(b"changed since the archive\n")
+    done = world.run("restore", str(one_archive(world)), "-i", str(key), "--force")
+    assert done.returncode == 0, done.stderr
+    kept = world.home / "trash" / FULL / "file-history" / FULL / "12678d79af2cc777@v1"
+    assert kept.read_bytes() == b"changed since the archive\n"
+    assert edited.read_bytes() != kept.read_bytes()
+
+
+def test_force_with_nothing_different_trashes_nothing(world: World) -> None:
+    key, recipient = keygen(world)
+    assert world.run("archive", FULL, "-r", recipient).returncode == 0
+    done = world.run("restore", str(one_archive(world)), "-i", str(key), "--force")
+    assert done.returncode == 0, done.stderr
+    assert "trash" not in done.stdout and not (world.home / "trash" / FULL).exists()
+
+
+# --------------------------------------------------------------------------------- --to
+
+
+def test_to_must_name_a_config_dir_unless_create(world: World) -> None:
+    key, recipient = keygen(world)
+    assert world.run("archive", FULL, "-r", recipient).returncode == 0
+    archive = str(one_archive(world))
+    typo = world.root / "typo" / "path"
+    empty = world.root / "empty"
+    empty.mkdir()
+    a_file = world.root / "a-file"
+    a_file.write_text("not a folder")
+    missing, not_config, file_to, file_created = world.run_many(
+        ("restore", archive, "-i", str(key), "--to", str(typo)),
+        ("restore", archive, "-i", str(key), "--to", str(empty)),
+        ("restore", archive, "-i", str(key), "--to", str(a_file)),
+        ("restore", archive, "-i", str(key), "--to", str(a_file), "--create"),
+    )
+    one_line_error(missing, 2, "does not exist")
+    assert "--create" in missing.stderr and not (world.root / "typo").exists()
+    one_line_error(not_config, 2, "is not a Claude Code config directory")
+    assert list(empty.iterdir()) == []
+    one_line_error(file_to, 2, "is not a folder")
+    one_line_error(file_created, 2, "is not a folder")
+    assert a_file.read_text() == "not a folder"
+
+    # An existing config dir needs no --create; a new one is made with it.
+    other = world.root / "other"
+    (other / "projects").mkdir(parents=True)
+    into_other, created = world.run_many(
+        ("restore", archive, "-i", str(key), "--to", str(other)),
+        ("restore", archive, "-i", str(key), "--to", str(typo), "--create"),
+    )
+    assert into_other.returncode == 0, into_other.stderr
+    assert f"CLAUDE_CONFIG_DIR={other} claude --resume {FULL}" in into_other.stdout
+    assert created.returncode == 0, created.stderr
+    assert [s.id for s in discover(typo).sessions] == [FULL]
