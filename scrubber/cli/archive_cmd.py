@@ -21,6 +21,8 @@ import typer
 from scrubber.archive.keys import (
     generate_identity,
     identity_file_text,
+    read_identities_file,
+    recipient_fingerprint,
     write_identity_file,
 )
 from scrubber.cli import common
@@ -31,10 +33,12 @@ from scrubber.cli.archive_common import (
     human_bytes,
     new_passphrase,
     warn,
+    warn_if_loose,
 )
 from scrubber.cli.common import PolicyOption
 from scrubber.cli.durations import DURATION_HELP, parse_moment
 from scrubber.cli.progress import ProgressLine
+from scrubber.errors import UsageError
 from scrubber.usecases.archive import (
     ArchiveOutcome,
     Selection,
@@ -146,13 +150,39 @@ def _register_keygen(app: typer.Typer) -> None:
                 "overwritten). Default: stdout.",
             ),
         ] = None,
+        show: Annotated[
+            Path | None,
+            typer.Option(
+                "-y",
+                "--show-recipient",
+                metavar="IDENTITY_FILE",
+                help="Make no key: print the recipient of each identity in this file (stdout, "
+                "as age-keygen -y) and its fingerprint (stderr, as `scrub archives list` "
+                "and restore name keys).",
+            ),
+        ] = None,
     ) -> None:
         """Make an age X25519 key pair, as age-keygen does.
 
         The identity (secret key) goes to -o FILE or stdout; the recipient (public key) is
         printed on stderr. Put the recipient in the policy (archive.recipients) on the machine
         that archives; keep the identity somewhere else. Works with `age -i` / `age -r`.
+
+        Examples:
+
+          scrub keygen -o ~/scrub-key.txt
+
+          scrub keygen -y ~/scrub-key.txt      # which archives does this key open?
         """
+        if show is not None:
+            if output is not None:
+                raise UsageError("-y prints a recipient; it makes no key to write with -o")
+            warn_if_loose(show, "identity file")
+            for identity in read_identities_file(show):
+                recipient = identity.recipient()
+                sys.stdout.write(f"{recipient.encode()}\n")
+                sys.stderr.write(f"Fingerprint: {recipient_fingerprint(recipient)}\n")
+            return
         identity = generate_identity()
         created = datetime.now(UTC).astimezone()
         if output is not None:

@@ -6,6 +6,8 @@ of the session already there.
 - `force` never destroys: what the archive would replace (a session that gained lines since it
   was archived) goes to the trash first, whole, under the retention lock, and comes back with
   `scrub undelete` (issue 14). The archive is decrypted and verified completely before that.
+- A session id restores the newest of its archives that the key given opens (issue 14: only
+  the newest was tried, whatever key it was made for); errors say which key each one needs.
 - One activity-log line per restore, without any value.
 """
 
@@ -22,16 +24,18 @@ from typing import Any
 from scrubber import paths
 from scrubber.activity import append_activity
 from scrubber.archive.age import Identity
-from scrubber.archive.layout import list_archives
+from scrubber.archive.keys import X25519Identity, recipient_fingerprint
+from scrubber.archive.layout import ArchiveEntry, key_needed, list_archives
 from scrubber.archive.manifest import Manifest
 from scrubber.archive.restore import RestoreResult, restore_archive
-from scrubber.errors import ScrubberError, UsageError, path_error_hint
+from scrubber.archive.verify import opens_with
+from scrubber.errors import KeyMaterialError, ScrubberError, UsageError, path_error_hint
 from scrubber.retention.apply import retention_lock
 from scrubber.retention.trash import trash_session
 from scrubber.transcript.metadata import read_metadata
 from scrubber.transcript.sessions import SessionInfo, discover
 
-__all__ = ["RestoreOutcome", "check_config_dir", "restore_session"]
+__all__ = ["RestoreOutcome", "check_config_dir", "choose_version", "restore_session"]
 
 Warn = Callable[[str], None]
 
@@ -143,13 +147,8 @@ def _trash_what_is_there(
     return make_room
 
 
-def resolve_archive(value: str, archives_root: Callable[[], Path]) -> Path:
-    """An archive path as given, else the newest archive of the session it names."""
-    path = Path(value)
-    if path.exists() or os.sep in value or value.endswith((".age", ".gz")):
-        if not path.is_file():
-            raise UsageError(f"{value}: archive file not found")
-        return path
+def _session_archives(value: str, archives_root: Callable[[], Path]) -> list[ArchiveEntry]:
+    """The archives of the session `value` names (an id or id prefix), newest first."""
     root = archives_root()
     entries = [e for e in list_archives(root) if e.session_id.startswith(value)]
     sessions = {e.session_id for e in entries}
@@ -163,7 +162,66 @@ def resolve_archive(value: str, archives_root: Callable[[], Path]) -> Path:
     usable = [e for e in entries if e.path.is_file()]
     if not usable:
         raise UsageError(f"the archives of {value!r} are missing their files")
-    return usable[-1].path
+    return usable[::-1]
+
+
+def _fingerprints(identities: Sequence[Identity]) -> str:
+    named = [
+        f"key {recipient_fingerprint(i.recipient())}"
+        if isinstance(i, X25519Identity)
+        else "a passphrase"
+        for i in identities
+    ]
+    return ", ".join(dict.fromkeys(named))
+
+
+def _needs(entries: Sequence[ArchiveEntry], limit: int = 4) -> str:
+    told = "; ".join(f"{e.version} needs {key_needed(e)}" for e in entries[:limit])
+    return told + (f"; and {len(entries) - limit} older" if len(entries) > limit else "")
+
+
+def choose_version(
+    entries: Sequence[ArchiveEntry], identities: Sequence[Identity], warn: Warn
+) -> ArchiveEntry:
+    """The newest of a session's archives (`entries`, newest first) that `identities` open, with
+    a warning when newer ones need another key (issue 14: only the newest was tried). Without
+    any key, only the newest is considered: an older archive in clear is not a silent stand-in
+    for a forgotten -i."""
+    newest = entries[0]
+    if not identities:
+        if opens_with(newest.path, identities):
+            return newest
+        raise KeyMaterialError(
+            f"no key given to decrypt the archives of session {newest.session_id}",
+            hint=f"{_needs(entries[:1])}: pass -i IDENTITY_FILE (or --passphrase-file F)",
+        )
+    for index, entry in enumerate(entries):
+        if opens_with(entry.path, identities):
+            if index:
+                warn(
+                    f"restoring {entry.version}, the newest archive of session "
+                    f"{entry.session_id} that the key(s) given open; newer: "
+                    f"{_needs(entries[:index])}"
+                )
+            return entry
+    raise KeyMaterialError(
+        f"none of the {len(entries)} archive(s) of session {newest.session_id} opens with "
+        f"the key(s) given ({_fingerprints(identities)})",
+        hint=f"{_needs(entries)}; `scrub keygen -y KEY_FILE` prints a key's fingerprint",
+    )
+
+
+def resolve_archive(
+    value: str, identities: Sequence[Identity], archives_root: Callable[[], Path], warn: Warn
+) -> Path:
+    """An archive path as given, else the newest archive of the session it names that the
+    identities open."""
+    path = Path(value)
+    if path.exists() or os.sep in value or value.endswith((".age", ".gz")):
+        if not path.is_file():
+            raise UsageError(f"{value}: archive file not found")
+        return path
+    return choose_version(_session_archives(value, archives_root), identities, warn).path
 
 
 def restore_session(
@@ -188,7 +246,7 @@ def restore_session(
     record: dict[str, Any] = {"time": moment.isoformat(), "event": "restore", "to": str(config)}
     trashed: list[Path] = []
     try:
-        path = resolve_archive(archive, archives_root)
+        path = resolve_archive(archive, identities, archives_root, warn)
         record["archive"] = str(path)
         result = restore_archive(
             path,

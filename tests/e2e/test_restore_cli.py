@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -146,3 +148,83 @@ def test_to_must_name_a_config_dir_unless_create(world: World) -> None:
     assert f"CLAUDE_CONFIG_DIR={other} claude --resume {FULL}" in into_other.stdout
     assert created.returncode == 0, created.stderr
     assert [s.id for s in discover(typo).sessions] == [FULL]
+
+
+# ----------------------------------------------------------------- which archive, which key
+
+
+def _fingerprint(world: World, key: Path) -> str:
+    shown = world.run("keygen", "-y", str(key))
+    assert shown.returncode == 0, shown.stderr
+    return shown.stderr.strip().removeprefix("Fingerprint: ")
+
+
+def test_a_session_id_restores_the_newest_archive_the_key_opens(world: World) -> None:
+    key_a, recipient_a = keygen(world, "a.txt")
+    key_b, recipient_b = keygen(world, "b.txt")
+    key_c, _ = keygen(world, "c.txt")
+    assert world.run("archive", FULL, "-r", recipient_a).returncode == 0
+    live = world.config / "projects" / PROJECT / f"{FULL}.jsonl"
+    older = live.read_bytes()
+    with live.open("ab") as handle:
+        handle.write(b'{"type":"user","note":"a later version, for another key"}\n')
+    assert world.run("archive", FULL, "-r", recipient_b).returncode == 0
+    versions = sorted((world.archives / PROJECT / FULL).glob("*.tar.gz.age"))
+    assert len(versions) == 2
+    fp_a, fp_b = _fingerprint(world, key_a), _fingerprint(world, key_b)
+
+    with_a, with_b, with_c, without = world.run_many(
+        ("restore", FULL[:8], "-i", str(key_a), "--to", str(world.root / "a"), "--create"),
+        ("restore", FULL[:8], "-i", str(key_b), "--to", str(world.root / "b"), "--create"),
+        ("restore", FULL[:8], "-i", str(key_c), "--to", str(world.root / "c"), "--create"),
+        ("restore", FULL[:8], "--to", str(world.root / "n"), "--create"),
+    )
+
+    # Key A opens only the older version: it is restored, with a word about the newer one.
+    assert with_a.returncode == 0, with_a.stderr
+    assert (world.root / "a" / "projects" / PROJECT / f"{FULL}.jsonl").read_bytes() == older
+    assert "warning: restoring" in with_a.stderr and f"key {fp_b}" in with_a.stderr
+    assert with_b.returncode == 0, with_b.stderr
+    restored_b = world.root / "b" / "projects" / PROJECT / f"{FULL}.jsonl"
+    assert restored_b.read_bytes() == live.read_bytes() and "warning" not in with_b.stderr
+    # No version opens with key C: the error says what each one needs.
+    one_line_error(with_c, 2, "none of the 2 archive(s)")
+    assert f"key {fp_a}" in with_c.stderr and f"key {fp_b}" in with_c.stderr
+    assert "scrub keygen -y" in with_c.stderr
+    assert not (world.root / "c" / "projects").exists()
+    one_line_error(without, 2, "no key given")
+    assert f"key {fp_b}" in without.stderr
+
+    # `archives list` says the same in its text output; age-keygen agrees on the recipient.
+    listed = world.run("archives", "list")
+    assert listed.returncode == 0
+    assert f"opens with key {fp_a}" in listed.stdout and f"opens with key {fp_b}" in listed.stdout
+    shown = world.run("keygen", "-y", str(key_a))
+    assert (
+        shown.stdout == f"{recipient_a}\n" and "AGE-SECRET-KEY" not in shown.stdout + shown.stderr
+    )
+    if AGE_KEYGEN := shutil.which("age-keygen"):
+        derived = subprocess.run([AGE_KEYGEN, "-y", str(key_a)], capture_output=True, text=True)
+        assert derived.stdout == shown.stdout
+
+
+def test_keygen_y_refuses_what_is_not_an_identity_file(world: World) -> None:
+    garbage = world.root / "garbage.txt"
+    garbage.write_text("not a key\n")
+    bad, both = world.run_many(
+        ("keygen", "-y", str(garbage)),
+        ("keygen", "-y", str(garbage), "-o", str(world.root / "new.txt")),
+    )
+    one_line_error(bad, 2, "line 1")
+    one_line_error(both, 2, "-y prints a recipient")
+    assert not (world.root / "new.txt").exists()
+
+
+def test_archives_list_names_a_passphrase(world: World) -> None:
+    secret_file = world.root / "pass.txt"
+    secret_file.write_text("correct horse battery staple\n")
+    secret_file.chmod(0o600)
+    done = world.run("archive", FULL, "--passphrase-file", str(secret_file))
+    assert done.returncode == 0, done.stderr
+    listed = world.run("archives", "list")
+    assert "(opens with a passphrase)" in listed.stdout
