@@ -3,16 +3,18 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from scrubber.archive.decrypt import decrypt_file
+from scrubber.archive.decrypt import decrypt_file, decrypt_to_stream
 from scrubber.cli import common
 from scrubber.cli.archive_common import archives_root, human_bytes, read_identities, warn
 from scrubber.cli.common import PolicyOption
+from scrubber.errors import ScrubberError, UsageError
 from scrubber.usecases.restore import RestoreOutcome, restore_session
 
 IdentityOption = Annotated[
@@ -131,15 +133,50 @@ def _register_decrypt(app: typer.Typer) -> None:
     def decrypt_command(
         source: Annotated[Path, typer.Argument(metavar="FILE", help="An age-encrypted file.")],
         output: Annotated[
-            Path, typer.Option("--output", "-o", help="Where to write the plaintext (0600).")
-        ],
+            str | None,
+            typer.Option(
+                "--output",
+                "-o",
+                metavar="OUT",
+                help="Where to write the plaintext (0600); - or none: stdout, as age -d.",
+            ),
+        ] = None,
         identity: IdentityOption = None,
         passphrase_file: PassphraseFileOption = None,
         passphrase: PassphraseOption = False,
         force: Annotated[bool, typer.Option("--force", help="Replace OUT if it exists.")] = False,
     ) -> None:
-        """Decrypt any age file (as `age -d`), through a temp file removed on failure: a
-        damaged or truncated file leaves no partial output."""
+        """Decrypt any age file (as `age -d`).
+
+        To a file (-o OUT): through a temp file removed on failure, so a damaged or truncated
+        file leaves no partial output. To stdout (no -o, or -o -): chunk by chunk, each one
+        written once it authenticated; a damaged file stops with an error (exit 3). Plaintext
+        is never written to a terminal.
+
+        Examples:
+
+          scrub decrypt 2026-03-02T09-01-30.948Z.tar.gz.age -i ~/scrub-key.txt -o session.tar.gz
+
+          cd ~/.claude && scrub decrypt FILE.tar.gz.age -i ~/scrub-key.txt | tar xz
+        """
+        to_stdout = output is None or output == "-"
+        if to_stdout and sys.stdout.isatty():
+            # age refuses too: an archive's plaintext holds the secrets it was made to keep.
+            raise UsageError(
+                "refusing to write the plaintext to a terminal",
+                hint="pipe it (scrub decrypt FILE -i KEY | tar xz), or write a file with -o OUT",
+            )
         identities = read_identities(identity, passphrase_file, passphrase, required=True)
-        size = decrypt_file(source, output, identities, force=force)
-        sys.stderr.write(f"scrub: decrypted {human_bytes(size)} to {output}\n")
+        if not to_stdout:
+            size = decrypt_file(source, Path(str(output)), identities, force=force)
+            sys.stderr.write(f"scrub: decrypted {human_bytes(size)} to {output}\n")
+            return
+        try:
+            decrypt_to_stream(source, sys.stdout.buffer, identities)
+        except BrokenPipeError:
+            # Nothing more can reach the reader; keep the exit-time flush from failing again.
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            raise ScrubberError(
+                "stdout was closed before the end of the plaintext",
+                hint="the command reading it stopped early; nothing else was written",
+            ) from None

@@ -4,8 +4,11 @@ it restores to, and which of a session's archives it opens."""
 from __future__ import annotations
 
 import json
+import os
+import pty
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -228,3 +231,71 @@ def test_archives_list_names_a_passphrase(world: World) -> None:
     assert done.returncode == 0, done.stderr
     listed = world.run("archives", "list")
     assert "(opens with a passphrase)" in listed.stdout
+
+
+# ------------------------------------------------------------------------- decrypt to stdout
+
+
+def test_decrypt_without_o_writes_to_stdout_for_a_pipe(world: World) -> None:
+    key, recipient = keygen(world)
+    assert world.run("archive", FULL, "-r", recipient).returncode == 0
+    archive = one_archive(world)
+    by_file = world.root / "by-file.tar.gz"
+    assert world.run("decrypt", str(archive), "-i", str(key), "-o", str(by_file)).returncode == 0
+    # As the issue's user ran it: `scrub decrypt F -i K | tar xz`, two processes on a pipe.
+    unpacked = world.root / "unpacked"
+    unpacked.mkdir()
+    decrypting = subprocess.Popen(
+        [sys.executable, "-m", "scrubber.cli", "decrypt", str(archive), "-i", str(key)],
+        env=world.env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert decrypting.stdout is not None
+    tar = subprocess.run(["tar", "xz"], stdin=decrypting.stdout, cwd=unpacked, check=False)
+    decrypting.stdout.close()
+    assert decrypting.wait(timeout=60) == 0 and tar.returncode == 0
+    assert decrypting.stderr is not None and decrypting.stderr.read() == b""
+    transcript = f"projects/{PROJECT}/{FULL}.jsonl"
+    assert (unpacked / transcript).read_bytes() == (world.config / transcript).read_bytes()
+    dash = subprocess.run(
+        [sys.executable, "-m", "scrubber.cli", "decrypt", str(archive), "-i", str(key), "-o", "-"],
+        env=world.env(),
+        capture_output=True,
+        check=False,
+    )
+    assert dash.returncode == 0 and dash.stdout == by_file.read_bytes()
+    assert not (world.root / "-").exists()
+
+
+def test_decrypt_to_stdout_stops_at_damage_and_never_writes_to_a_terminal(world: World) -> None:
+    key, recipient = keygen(world)
+    assert world.run("archive", FULL, "-r", recipient).returncode == 0
+    archive = one_archive(world)
+    truncated = world.root / "truncated.age"
+    truncated.write_bytes(archive.read_bytes()[:-100])
+    damaged = world.run("decrypt", str(truncated), "-i", str(key))
+    one_line_error(damaged, 3, "truncated")
+
+    primary, replica = pty.openpty()
+    try:
+        on_tty = subprocess.run(
+            [sys.executable, "-m", "scrubber.cli", "decrypt", str(archive), "-i", str(key)],
+            env=world.env(),
+            stdout=replica,
+            stderr=subprocess.PIPE,
+            text=True,
+            check=False,
+            timeout=60,
+        )
+        os.set_blocking(primary, False)
+        try:
+            shown = os.read(primary, 1 << 16)
+        except BlockingIOError:
+            shown = b""
+    finally:
+        os.close(primary)
+        os.close(replica)
+    assert on_tty.returncode == 2 and "to a terminal" in on_tty.stderr
+    assert "| tar xz" in on_tty.stderr and "Traceback" not in on_tty.stderr
+    assert shown == b""
