@@ -80,6 +80,8 @@ _PATH_HINTS = {
     errno.ENOSPC: "check free space where scrubber writes (df -h), then run it again",
     errno.EDQUOT: "the disk quota is exhausted: free some space, then run it again",
     errno.EROFS: "the filesystem is mounted read-only: remount it or choose another place",
+    errno.EFBIG: "the file would pass a size limit (ulimit -f, or the filesystem's): free "
+    "some space or raise the limit",
     errno.ENAMETOOLONG: "a name in the path is too long: choose a shorter one",
     errno.ELOOP: "the path goes through a loop of symbolic links: check it",
 }
@@ -95,7 +97,5 @@ def path_error_hint(error: OSError, *, writing: bool = True) -> str | None:
         if not writing:
             return f"check the path: {name} does not exist"
         folder = str(PurePath(name).parent)
-        return (
-            f"the folder {folder} does not exist: create it (mkdir -p {folder}) or choose another"
-        )
+        return f"the folder {folder} does not exist: create it (mkdir -p {folder}) or name another"
     return _PATH_HINTS.get(error.errno) if error.errno is not None else None

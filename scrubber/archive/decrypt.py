@@ -23,9 +23,11 @@ def _open_source(src: Path) -> BinaryIO:
     try:
         return cast(BinaryIO, src.open("rb"))
     except FileNotFoundError:
-        raise ArchiveError(f"{src}: file not found") from None
+        raise ArchiveError(f"{src}: file not found", hint="check the path") from None
     except IsADirectoryError:
-        raise ArchiveError(f"{src}: is a folder, not an age file") from None
+        raise ArchiveError(
+            f"{src}: is a folder, not an age file", hint="name an age file (….tar.gz.age)"
+        ) from None
     except OSError as exc:
         raise ArchiveError(
             f"cannot read {src}: {exc.strerror}", hint=path_error_hint(exc, writing=False)
@@ -55,6 +57,8 @@ def decrypt_file(
 
     Refuses an existing `out` unless `force`.
     """
+    if out.is_dir():
+        raise UsageError(f"{out} is a folder", hint="name a file (inside it, say) with -o")
     if os.path.lexists(out) and not force:
         raise UsageError(f"{out} already exists", hint="choose another -o, or remove it first")
     handle = _open_source(src)
@@ -79,9 +83,10 @@ def decrypt_file(
         fsync_dir(out.parent)
         return size
     except OSError as exc:
+        told = path_error_hint(exc)
         raise ArchiveError(
             f"cannot write {out}: {exc.strerror or type(exc).__name__}",
-            hint="nothing was left behind",
+            hint=f"{told}; nothing was left behind" if told else "nothing was left behind",
         ) from None
     finally:
         if tmp is not None:

@@ -48,6 +48,7 @@ from scrubber.archive.leftovers import (
 from scrubber.archive.manifest import BundleFile, Manifest, safe_relative_path
 from scrubber.archive.verify import is_encrypted
 from scrubber.durable import fsync_dir, publish_by_link
+from scrubber.errors import path_error_hint
 from scrubber.transcript.bundle_scope import check_in_bundle, check_legacy_agents
 
 __all__ = ["MakeRoom", "RestoreResult", "restore_archive"]
@@ -72,11 +73,12 @@ _SPACE_MARGIN = 16 * 1024 * 1024
 
 def _io_error(what: str, exc: OSError, where: Path | str | None = None) -> ArchiveError:
     place = exc.filename or where
+    told = path_error_hint(exc) or "free some space or fix the folder's permissions"
     return ArchiveError(
         f"cannot {what}: {place}: {exc.strerror or type(exc).__name__}"
         if place
         else f"cannot {what}: {exc.strerror or type(exc).__name__}",
-        hint="nothing was restored; free some space or fix the folder's permissions",
+        hint=f"nothing was restored; {told}",
     )
 
 

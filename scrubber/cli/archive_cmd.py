@@ -38,7 +38,7 @@ from scrubber.cli.archive_common import (
 from scrubber.cli.common import PolicyOption
 from scrubber.cli.durations import DURATION_HELP, parse_moment
 from scrubber.cli.progress import ProgressLine
-from scrubber.errors import UsageError
+from scrubber.errors import KeyMaterialError, ScrubberError, UsageError, path_error_hint
 from scrubber.usecases.archive import (
     ArchiveOutcome,
     Selection,
@@ -122,7 +122,9 @@ ArchiveFolderOption = Annotated[
     Path | None,
     typer.Option(
         "--output",
-        help="Archive folder (default: archive.destination, else $SCRUB_HOME/archives).",
+        "-o",
+        help="Archive folder, created if missing (default: archive.destination, else "
+        "$SCRUB_HOME/archives).",
     ),
 ]
 
@@ -186,7 +188,18 @@ def _register_keygen(app: typer.Typer) -> None:
         identity = generate_identity()
         created = datetime.now(UTC).astimezone()
         if output is not None:
-            write_identity_file(output, identity, created)
+            if output.is_dir():
+                raise KeyMaterialError(
+                    f"{output} is a folder; not writing a key file there",
+                    hint=f"name a file inside it: -o {output / 'scrub-key.txt'}",
+                )
+            try:
+                write_identity_file(output, identity, created)
+            except OSError as exc:
+                raise ScrubberError(
+                    f"cannot write the identity to {output}: {exc.strerror}; no key was made",
+                    hint=path_error_hint(exc),
+                ) from None
         else:
             sys.stdout.write(identity_file_text(identity, created))
             sys.stdout.flush()
@@ -226,6 +239,8 @@ def _register_archive(app: typer.Typer) -> None:
           scrub archive 3f9a2c1e --passphrase
 
           scrub archive --older-than 20d --project shop-api
+
+          scrub archive --all -r age1… -o /mnt/backup/claude-archives
         """
         loaded = common.policy(policy_path)
         for warning in loaded.warnings:

@@ -41,7 +41,7 @@ from scrubber.archive.keys import (
     read_recipients_file,
 )
 from scrubber.archive.leftovers import remove_leftovers, staging_folder
-from scrubber.archive.write import WrittenArchive, write_archive
+from scrubber.archive.write import WrittenArchive, check_destination, write_archive
 from scrubber.errors import InputError, KeyMaterialError, ScrubberError, UsageError
 from scrubber.policy.model import ManifestField, Policy
 from scrubber.transcript.sessions import SessionInfo, discover, find_session
@@ -369,6 +369,7 @@ def archive_sessions(
     redactor = engine_redactor(policy, scanner) if scanner is not None and redact else None
     redact_text = scanner.redact_text if scanner is not None and clear_text else None
     target = destination or policy.archive.destination_in(home)
+    check_destination(target)
     # What a killed run left (issue 11): its temp files and staging, never a live run's.
     remove_leftovers(home, archives=target)
     outcomes: list[ArchiveOutcome] = []

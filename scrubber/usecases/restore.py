@@ -74,7 +74,7 @@ def check_config_dir(path: Path, *, create: bool) -> None:
     except OSError as error:
         raise UsageError(
             f"--to {path}: cannot look at it ({error.strerror})",
-            hint="check the path and the permissions of the folders above it",
+            hint=path_error_hint(error, writing=False) or "check the path",
         ) from None
     if mode is not None and not stat.S_ISDIR(mode):
         raise UsageError(
