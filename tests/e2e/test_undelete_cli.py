@@ -36,11 +36,10 @@ def test_undelete_finds_a_session_by_the_title_sessions_shows(world: World) -> N
     slot = json.loads((world.home / "trash" / session_id / "manifest.json").read_text())
     assert slot["title"] == "Anthropic client 401" and slot["custom_title"] is None
 
-    by_title, by_folded_title, unknown = world.run_many(
-        ("undelete", "Anthropic client 401"),
-        ("undelete", "rotate DEPLOY key"),
-        ("undelete", "no such title"),
-    )
+    # One after the other: each undelete holds the retention lock (a second one exits 4).
+    by_title = world.run("undelete", "Anthropic client 401")
+    by_folded_title = world.run("undelete", "rotate DEPLOY key")
+    unknown = world.run("undelete", "no such title")
 
     assert by_title.returncode == 0, by_title.stderr
     assert by_folded_title.returncode == 0, by_folded_title.stderr
