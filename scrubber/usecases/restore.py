@@ -131,11 +131,12 @@ def _trash_what_is_there(
                     session, config_dir=config, home=home, now=now, without_transcript=not whole
                 )
             except ScrubberError as error:
-                raise type(error)(
+                # The same error (its type says the exit code), in words that say what for.
+                error.message = (
                     f"cannot move the session there to the trash first: {error.message}; "
-                    "nothing was replaced",
-                    error.hint,
-                ) from None
+                    "nothing was replaced"
+                )
+                raise
             except OSError as error:
                 raise ScrubberError(
                     f"cannot move the session there to the trash first: "
@@ -260,19 +261,26 @@ def restore_session(
         )
     except ScrubberError as error:
         record.update(exit=int(error.exit_code), error=error.message)
-        _log(home, record, warn, wrote=bool(trashed))
+        if trashed:
+            record["trashed"] = str(trashed[0])
+        _log(home, record, warn)
+        if trashed:  # placing failed after the session there went to the trash: say where
+            error.hint = (
+                f"the version that was there is in {trashed[0]}; `scrub undelete` brings it "
+                "back once its paths are free"
+            )
         raise
     facts = result.manifest.session
     record.update(session=f"{facts.project}/{facts.session_id}", files=result.files, exit=0)
     if trashed:
         record.update(replaced=len(result.replaced), trashed=str(trashed[0]))
-    _log(home, record, warn, wrote=True)
+    _log(home, record, warn)
     return RestoreOutcome(result, path, home, trashed[0] if trashed else None)
 
 
-def _log(home: Path, record: Mapping[str, Any], warn: Warn, *, wrote: bool) -> None:
-    # A restore refused before anything was written (a typo in --to) leaves no scrubber folder.
-    if not wrote and not home.is_dir():
+def _log(home: Path, record: Mapping[str, Any], warn: Warn) -> None:
+    # A restore refused before anything was written (an unknown session id) makes no folder.
+    if not home.is_dir():
         return
     try:
         append_activity(home, record)
