@@ -276,10 +276,9 @@ def restore_archive(
     wrong key, a damaged or a hostile archive changes nothing. An existing session is never
     overwritten unless `force`; with `make_room` too, what differs is handed to it first and no
     file is replaced (one that appears meanwhile is a conflict). Files are 0600. Unless
-    `keep_mtime`, every restored file's
-    mtime is set to `now`: Claude Code's sweep keys on each file's own mtime (the
-    transcript's, and those of file-history, session-env, debug and todos), so the user gets a
-    full period to resume the session.
+    `keep_mtime`, every restored file's mtime is set to `now`: Claude Code's sweep keys on each
+    file's own mtime (the transcript's, and those of file-history, session-env, debug and
+    todos), so the user gets a full period to resume the session.
     """
     moment = time.time() if now is None else now
     home = home if home is not None else config_dir / "scrubber"

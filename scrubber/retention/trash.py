@@ -383,8 +383,8 @@ class UndeleteResult:
 
 def find_in_trash(home: Path, query: str) -> tuple[Path, TrashManifest]:
     """The trash entry a user named: by id, id prefix (4+ characters) or title, in the order
-    `find_session` tries them for `scrub sessions` and `restore`: the custom title, then the
-    title, exactly, then both ignoring case."""
+    `find_session` tries them for `archive`, `pin` and `audit --session`: the custom title,
+    then the title, exactly, then both ignoring case."""
     listing = list_trash(home)
     slots = [*listing.complete, *listing.incomplete]
     query = query.strip()
