@@ -20,8 +20,8 @@ from typing import Any
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from scrubber.detection.placeholder import MASK_CHAR
-from scrubber.redaction.placeholder import (
+from scrubber.detection.placeholder import (
+    MASK_CHAR,
     PLACEHOLDER_PREFIX,
     make_placeholder,
     mask_placeholders,

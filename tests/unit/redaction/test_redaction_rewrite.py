@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
+from scrubber.detection.placeholder import make_placeholder
 from scrubber.errors import ScrubberError
-from scrubber.redaction.placeholder import make_placeholder
 from scrubber.redaction.rewrite import (
     BadSpan,
     InvalidPointer,

@@ -6,8 +6,8 @@ import secrets
 
 import pytest
 
-from scrubber.detection.placeholder import MASK_CHAR
-from scrubber.redaction.placeholder import (
+from scrubber.detection.placeholder import (
+    MASK_CHAR,
     PLACEHOLDER_PREFIX,
     PLACEHOLDER_RE,
     PlaceholderError,
