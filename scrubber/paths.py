@@ -40,6 +40,39 @@ def scrub_home(env: Mapping[str, str] | None = None) -> Path:
     return config_dir(env) / "scrubber"
 
 
+# What Claude Code keeps in its config directory (any one of them says the folder is one). A
+# folder with none (a typo, `$HOME` itself, a folder not made yet) would pass for a clean,
+# empty config dir: a wrong CLAUDE_CONFIG_DIR audited as "0 secrets" and exit 0.
+_CONFIG_DIR_MARKERS = (
+    "projects", "history.jsonl", "settings.json", "todos", "shell-snapshots", "file-history",
+    "session-env", "statsig", "plugins", "ide", ".credentials.json", "settings.local.json",
+)  # fmt: skip
+
+
+def is_config_dir(path: Path) -> bool:
+    """Whether `path` is a folder Claude Code has used as its config directory."""
+    try:
+        return path.is_dir() and any((path / name).exists() for name in _CONFIG_DIR_MARKERS)
+    except OSError:
+        return False
+
+
+def require_config_dir(config: Path, hint: str | None = None) -> None:
+    """Refuse (exit 2) a config directory Claude Code never used, before anything is read or
+    written there (scrubber's own folder defaults to one inside it)."""
+    if is_config_dir(config):
+        return
+    what = (
+        "no such folder" if not config.exists() else "no projects/, settings.json or history.jsonl"
+    )
+    raise UsageError(
+        f"{config} is not a Claude Code config directory ({what})",
+        hint
+        or "set CLAUDE_CONFIG_DIR to the folder Claude Code uses (default ~/.claude), "
+        "or run Claude Code once",
+    )
+
+
 def projects_dir(config: Path) -> Path:
     return config / "projects"
 

@@ -473,15 +473,19 @@ def identity_file_text(identity: X25519Identity, created: datetime) -> str:
 
 
 def write_identity_file(path: Path, identity: X25519Identity, created: datetime) -> None:
-    """Write a new identity file, 0600 from the first byte; never overwrites an existing file."""
+    """Write a new identity file: 0600 from the first byte, never over a file, none on failure."""
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except FileExistsError:
         raise KeyMaterialError(f"{path} already exists; not overwriting a key file") from None
-    with os.fdopen(fd, "w", encoding="ascii") as handle:
-        handle.write(identity_file_text(identity, created))
-        handle.flush()
-        os.fsync(handle.fileno())
+    try:
+        with os.fdopen(fd, "w", encoding="ascii") as handle:
+            handle.write(identity_file_text(identity, created))
+            handle.flush()
+            os.fsync(handle.fileno())
+    except OSError:
+        path.unlink(missing_ok=True)
+        raise
 
 
 def recipient_fingerprint(recipient: AnyRecipient) -> str:

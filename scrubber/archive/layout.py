@@ -92,6 +92,20 @@ class ArchiveEntry:
         return _parse_version(self.version)
 
 
+def key_needed(entry: ArchiveEntry) -> str:
+    """What opens an archive, in words, from its sidecar: the recipients' fingerprints (as
+    `scrub keygen -y KEY` prints them) or a passphrase. Not authenticated: for choosing and
+    for telling, never for trusting."""
+    if not entry.encrypted:
+        return "no key (in clear)"
+    sidecar = entry.sidecar
+    if sidecar is None or not sidecar.recipients:
+        return "a key it does not name (no readable sidecar)"
+    if sidecar.recipients == ("passphrase",):
+        return "a passphrase"
+    return "key " + " or ".join(sidecar.recipients)
+
+
 def _split_name(name: str) -> tuple[str, bool] | None:
     """(version, encrypted) for an archive file name, None for anything else."""
     if name.startswith("."):

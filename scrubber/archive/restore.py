@@ -15,6 +15,8 @@ The recipient of an archive is public by design, so restore trusts nothing in it
   to its target, recorded in the staging folder's journal before it is created.
 - Only a bundle that verified completely is moved into place; an existing session is not
   overwritten unless `force` (files already there with the archived content are left as is).
+  With `make_room`, `force` first hands what is there to the caller (the restore use case moves
+  it to the trash, issue 14) and then places files without replacing any.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import os
 import shutil
 import stat
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, cast
@@ -46,9 +48,14 @@ from scrubber.archive.leftovers import (
 from scrubber.archive.manifest import BundleFile, Manifest, safe_relative_path
 from scrubber.archive.verify import is_encrypted
 from scrubber.durable import fsync_dir, publish_by_link
+from scrubber.errors import path_error_hint
 from scrubber.transcript.bundle_scope import check_in_bundle, check_legacy_agents
 
-__all__ = ["restore_archive"]
+__all__ = ["MakeRoom", "RestoreResult", "restore_archive"]
+
+# Called, once the archive verified completely and before anything is placed, with the
+# manifest and the files that exist and differ; it must move them out of the way.
+MakeRoom = Callable[[Manifest, Sequence[str]], None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,11 +73,12 @@ _SPACE_MARGIN = 16 * 1024 * 1024
 
 def _io_error(what: str, exc: OSError, where: Path | str | None = None) -> ArchiveError:
     place = exc.filename or where
+    told = path_error_hint(exc) or "free some space or fix the folder's permissions"
     return ArchiveError(
         f"cannot {what}: {place}: {exc.strerror or type(exc).__name__}"
         if place
         else f"cannot {what}: {exc.strerror or type(exc).__name__}",
-        hint="nothing was restored; free some space or fix the folder's permissions",
+        hint=f"nothing was restored; {told}",
     )
 
 
@@ -258,6 +266,7 @@ def restore_archive(
     keep_mtime: bool = False,
     now: float | None = None,
     progress: Progress | None = None,
+    make_room: MakeRoom | None = None,
 ) -> RestoreResult:
     """Put an archived session back under `config_dir`, where Claude Code finds it.
 
@@ -265,10 +274,11 @@ def restore_archive(
     (`$SCRUB_HOME`; default `<config_dir>/scrubber`) first; only a bundle that verified
     completely, and holds nothing but the session's own bundle, is moved into place, so a
     wrong key, a damaged or a hostile archive changes nothing. An existing session is never
-    overwritten unless `force`. Files are 0600. Unless `keep_mtime`, every restored file's
-    mtime is set to `now`: Claude Code's sweep keys on each file's own mtime (the
-    transcript's, and those of file-history, session-env, debug and todos), so the user gets a
-    full period to resume the session.
+    overwritten unless `force`; with `make_room` too, what differs is handed to it first and no
+    file is replaced (one that appears meanwhile is a conflict). Files are 0600. Unless
+    `keep_mtime`, every restored file's mtime is set to `now`: Claude Code's sweep keys on each
+    file's own mtime (the transcript's, and those of file-history, session-env, debug and
+    todos), so the user gets a full period to resume the session.
     """
     moment = time.time() if now is None else now
     home = home if home is not None else config_dir / "scrubber"
@@ -287,15 +297,26 @@ def restore_archive(
             raise RestoreConflictError(
                 f"session {facts.session_id} is already in {config_dir} "
                 f"({len(existing)} of its files exist and differ, e.g. {existing[0]})",
-                hint="pass --force to replace them, or --to ANOTHER_CONFIG_DIR",
+                hint="pass --force to replace them (they go to the trash first), or --to "
+                "ANOTHER_CONFIG_DIR",
             )
+        replace_in_place = force
+        if existing and make_room is not None:
+            make_room(manifest, existing)
+            replace_in_place = False
+            identical, still = _conflicts(manifest, config_dir)
+            if still:
+                raise RestoreConflictError(
+                    f"{still[0]} changed while restoring; nothing of the archive was placed",
+                    hint="run the restore again once the session is idle",
+                )
         try:
             _move_into_place(
                 manifest,
                 staging / "tree",
                 config_dir,
                 identical,
-                force=force,
+                force=replace_in_place,
                 touch=None if keep_mtime else moment,
                 staging=staging,
             )

@@ -17,10 +17,13 @@ from typing import TYPE_CHECKING, BinaryIO, cast
 
 from scrubber.archive.age import (
     MAGIC,
+    AgeError,
     DecryptingReader,
     Identity,
+    NoIdentityMatchedError,
     read_header,
 )
+from scrubber.archive.age_header import unwrap_file_key
 from scrubber.archive.bundle import (
     Progress,
     drain,
@@ -103,6 +106,26 @@ def is_encrypted(handle: BinaryIO) -> bool:
     if start[:2] == GZIP_MAGIC:
         return False
     raise ArchiveError("not an archive: neither an age file nor a gzip stream")
+
+
+def opens_with(path: Path, identities: Sequence[Identity]) -> bool:
+    """Whether one of `identities` unwraps the file key of the archive at `path` (a clear
+    archive needs none). Reads the header only. Only "not for these keys" is False: a damaged
+    header counts as openable, so that restoring that archive names the damage."""
+    try:
+        with path.open("rb") as handle:
+            raw = cast(BinaryIO, handle)
+            if not is_encrypted(raw):
+                return True
+            header = read_header(raw)
+        if not identities:
+            return False
+        unwrap_file_key(header, identities)
+    except NoIdentityMatchedError:
+        return False
+    except (AgeError, ArchiveError, OSError):
+        return True
+    return True
 
 
 def _check_sidecar_agrees(path: Path, entry: ArchiveEntry, sidecar: Sidecar) -> None:

@@ -47,7 +47,7 @@ from scrubber.archive.leftovers import locked_temp
 from scrubber.archive.manifest import Manifest, SessionFacts
 from scrubber.archive.sidecar import Sidecar, clear_manifest
 from scrubber.durable import fsync_dir, publish_by_link
-from scrubber.errors import UsageError
+from scrubber.errors import UsageError, path_error_hint
 
 if TYPE_CHECKING:
     from _typeshed import ReadableBuffer
@@ -184,15 +184,41 @@ def write_archive(
         )
         return WrittenArchive(entry, manifest, created=True)
     except OSError as exc:
+        told = path_error_hint(exc) or "free some space or fix the folder's permissions"
         raise ArchiveWriteError(
             f"cannot write the archive in {folder}: {exc.strerror or type(exc).__name__}",
-            hint="nothing was left behind; free some space or fix the folder's permissions",
+            hint=f"nothing was left behind; {told}",
         ) from None
     finally:
         for path in leftovers:
             with contextlib.suppress(OSError):
                 path.unlink()
         locks.close()
+
+
+def check_destination(root: Path) -> None:
+    """Refuse, before any work, an archive folder that cannot be one: a file in its place or
+    above it (every session would fail alike). A missing folder is fine: it is created."""
+    current = root
+    while True:
+        try:
+            mode = current.stat().st_mode
+        except (FileNotFoundError, NotADirectoryError):  # look further up for the file
+            if current.parent == current:
+                return
+            current = current.parent
+            continue
+        except OSError as exc:
+            raise ArchiveWriteError(
+                f"cannot write the archive in {root}: {current}: {exc.strerror}",
+                hint=path_error_hint(exc),
+            ) from None
+        if not stat.S_ISDIR(mode):
+            raise ArchiveWriteError(
+                f"cannot write the archive in {root}: {current} is a file, not a folder",
+                hint="choose another --output folder (or archive.destination in the policy)",
+            )
+        return
 
 
 def _refuse_clear_unredacted(recipients: Sequence[AnyRecipient], redacted: bool) -> None:

@@ -22,7 +22,8 @@ from scrubber.errors import ExitCode, ScrubberError
 COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     "audit_cmd": ("audit",),
     "redact_cmd": ("redact", "verify"),
-    "archive_cmd": ("keygen", "archive", "restore", "decrypt"),
+    "archive_cmd": ("keygen", "archive"),
+    "restore_cmd": ("restore", "decrypt"),
     "archives_cmd": ("archives",),
     "retention_cmd": ("retention",),
     "sessions_cmd": ("sessions",),

@@ -1,4 +1,5 @@
-"""`scrub keygen`, `scrub archive`, `scrub archives list|verify`, `scrub restore`, `scrub decrypt`.
+"""`scrub keygen` and `scrub archive` (`scrub restore` and `scrub decrypt` are in restore_cmd,
+`scrub archives list|verify` in archives_cmd).
 
 Keys follow age's conventions (identity files as `age-keygen` writes them, `age1…`
 recipients), so archives open with `age -d -i KEY FILE | tar xz` without scrubber. Passphrases
@@ -9,7 +10,6 @@ named by `--passphrase-file` / `$SCRUB_PASSPHRASE_FILE` for scripts.
 from __future__ import annotations
 
 import json
-import os
 import sys
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -18,28 +18,26 @@ from typing import Annotated, Any
 
 import typer
 
-from scrubber.archive.decrypt import decrypt_file
 from scrubber.archive.keys import (
     generate_identity,
     identity_file_text,
+    read_identities_file,
+    recipient_fingerprint,
     write_identity_file,
 )
-from scrubber.archive.layout import list_archives
-from scrubber.archive.restore import restore_archive
 from scrubber.cli import common
 from scrubber.cli.archive_common import (
     ENV_PASSPHRASE_FILE,
     OutputFormat,
-    archives_root,
     exit_for,
     human_bytes,
     new_passphrase,
-    read_identities,
     warn,
+    warn_if_loose,
 )
 from scrubber.cli.common import PolicyOption
 from scrubber.cli.progress import ProgressLine
-from scrubber.errors import UsageError
+from scrubber.errors import KeyMaterialError, ScrubberError, UsageError, path_error_hint
 from scrubber.usecases.archive import (
     ArchiveOutcome,
     Selection,
@@ -48,6 +46,7 @@ from scrubber.usecases.archive import (
     resolve_encryption,
     select_sessions,
 )
+from scrubber.usecases.durations import DURATION_HELP, parse_moment
 
 # The archive command's arguments and options (module-level, so the command reads as its work).
 SessionsArgument = Annotated[
@@ -62,11 +61,11 @@ SessionsArgument = Annotated[
 AllOption = Annotated[bool, typer.Option("--all", help="Every session in the config directory.")]
 
 OlderThanOption = Annotated[
-    int | None,
+    str | None,
     typer.Option(
         "--older-than",
-        metavar="DAYS",
-        help="Sessions whose last activity is older than DAYS days.",
+        metavar="AGE",
+        help=f"Sessions whose last activity is older than AGE: {DURATION_HELP}.",
     ),
 ]
 
@@ -123,7 +122,9 @@ ArchiveFolderOption = Annotated[
     Path | None,
     typer.Option(
         "--output",
-        help="Archive folder (default: archive.destination, else $SCRUB_HOME/archives).",
+        "-o",
+        help="Archive folder, created if missing (default: archive.destination, else "
+        "$SCRUB_HOME/archives).",
     ),
 ]
 
@@ -137,8 +138,6 @@ def register(app: typer.Typer) -> None:
     # In this order: `scrub --help` lists the commands as they are registered.
     _register_keygen(app)
     _register_archive(app)
-    _register_restore(app)
-    _register_decrypt(app)
 
 
 def _register_keygen(app: typer.Typer) -> None:
@@ -153,17 +152,54 @@ def _register_keygen(app: typer.Typer) -> None:
                 "overwritten). Default: stdout.",
             ),
         ] = None,
+        show: Annotated[
+            Path | None,
+            typer.Option(
+                "-y",
+                "--show-recipient",
+                metavar="IDENTITY_FILE",
+                help="Make no key: print the recipient of each identity in this file (stdout, "
+                "as age-keygen -y) and its fingerprint (stderr, as `scrub archives list` "
+                "and restore name keys).",
+            ),
+        ] = None,
     ) -> None:
         """Make an age X25519 key pair, as age-keygen does.
 
         The identity (secret key) goes to -o FILE or stdout; the recipient (public key) is
         printed on stderr. Put the recipient in the policy (archive.recipients) on the machine
         that archives; keep the identity somewhere else. Works with `age -i` / `age -r`.
+
+        Examples:
+
+          scrub keygen -o ~/scrub-key.txt
+
+          scrub keygen -y ~/scrub-key.txt      # which archives does this key open?
         """
+        if show is not None:
+            if output is not None:
+                raise UsageError("-y prints a recipient; it makes no key to write with -o")
+            warn_if_loose(show, "identity file")
+            for identity in read_identities_file(show):
+                recipient = identity.recipient()
+                sys.stdout.write(f"{recipient.encode()}\n")
+                sys.stderr.write(f"Fingerprint: {recipient_fingerprint(recipient)}\n")
+            return
         identity = generate_identity()
         created = datetime.now(UTC).astimezone()
         if output is not None:
-            write_identity_file(output, identity, created)
+            if output.is_dir():
+                raise KeyMaterialError(
+                    f"{output} is a folder; not writing a key file there",
+                    hint=f"name a file inside it: -o {output / 'scrub-key.txt'}",
+                )
+            try:
+                write_identity_file(output, identity, created)
+            except OSError as exc:
+                raise ScrubberError(
+                    f"cannot write the identity to {output}: {exc.strerror}; no key was made",
+                    hint=path_error_hint(exc),
+                ) from None
         else:
             sys.stdout.write(identity_file_text(identity, created))
             sys.stdout.flush()
@@ -202,7 +238,9 @@ def _register_archive(app: typer.Typer) -> None:
 
           scrub archive 3f9a2c1e --passphrase
 
-          scrub archive --older-than 20 --project shop-api
+          scrub archive --older-than 20d --project shop-api
+
+          scrub archive --all -r age1… -o /mnt/backup/claude-archives
         """
         loaded = common.policy(policy_path)
         for warning in loaded.warnings:
@@ -212,7 +250,9 @@ def _register_archive(app: typer.Typer) -> None:
         selection = Selection(
             sessions=tuple(sessions or ()),
             all=all_sessions,
-            older_than_days=older_than,
+            active_before=(
+                None if older_than is None else parse_moment(older_than, "--older-than", now)
+            ),
             project=project,
         )
         # Keys first: a typo in a recipient must fail before any work.
@@ -246,99 +286,6 @@ def _register_archive(app: typer.Typer) -> None:
             progress.close()
         _print_archive_run(outcomes, output_format)
         exit_for([o.error for o in outcomes if o.error is not None])
-
-
-def _register_restore(app: typer.Typer) -> None:
-    @app.command("restore")
-    def restore_command(
-        archive: Annotated[
-            str,
-            typer.Argument(
-                metavar="ARCHIVE",
-                help="An archive file, or a session id (prefix): its newest archive.",
-            ),
-        ],
-        identity: Annotated[
-            list[Path] | None, typer.Option("--identity", "-i", help="Identity file.")
-        ] = None,
-        passphrase_file: Annotated[
-            Path | None, typer.Option("--passphrase-file", help="Passphrase file.")
-        ] = None,
-        passphrase: Annotated[
-            bool, typer.Option("--passphrase", help="Type the passphrase at the terminal.")
-        ] = False,
-        to: Annotated[
-            Path | None,
-            typer.Option(
-                "--to",
-                metavar="CONFIG_DIR",
-                help="Config directory to restore into (default: $CLAUDE_CONFIG_DIR / ~/.claude).",
-            ),
-        ] = None,
-        force: Annotated[
-            bool, typer.Option("--force", help="Replace the session's files if they exist.")
-        ] = False,
-        keep_mtime: Annotated[
-            bool,
-            typer.Option(
-                "--keep-mtime",
-                help="Keep the archived mtimes (default: now, so Claude Code's cleanup gives a "
-                "full period to resume).",
-            ),
-        ] = False,
-        directory: Annotated[
-            Path | None, typer.Option("--dir", help="Archive folder, to find a session id.")
-        ] = None,
-        policy_path: PolicyOption = None,
-    ) -> None:
-        """Put an archived session back where Claude Code finds it (claude --resume works).
-
-        Everything is decrypted and checked before anything is moved into place; an existing
-        session is never overwritten without --force.
-        """
-        # A redacted archive in clear needs no key; an encrypted one fails on the missing key.
-        identities = read_identities(identity, passphrase_file, passphrase, required=False)
-        path = _resolve_archive(archive, directory, policy_path)
-        config = to if to is not None else common.config_dir()
-        result = restore_archive(
-            path,
-            identities,
-            config,
-            home=common.scrub_home(),
-            force=force,
-            keep_mtime=keep_mtime,
-        )
-        facts = result.manifest.session
-        replaced = f", {len(result.replaced)} replaced" if result.replaced else ""
-        typer.echo(
-            f"restored session {facts.session_id} ({result.files} files{replaced}) into {config}"
-        )
-        typer.echo(f"resume it with: claude --resume {facts.session_id}")
-
-
-def _register_decrypt(app: typer.Typer) -> None:
-    @app.command("decrypt")
-    def decrypt_command(
-        source: Annotated[Path, typer.Argument(metavar="FILE", help="An age-encrypted file.")],
-        output: Annotated[
-            Path, typer.Option("--output", "-o", help="Where to write the plaintext (0600).")
-        ],
-        identity: Annotated[
-            list[Path] | None, typer.Option("--identity", "-i", help="Identity file.")
-        ] = None,
-        passphrase_file: Annotated[
-            Path | None, typer.Option("--passphrase-file", help="Passphrase file.")
-        ] = None,
-        passphrase: Annotated[
-            bool, typer.Option("--passphrase", help="Type the passphrase at the terminal.")
-        ] = False,
-        force: Annotated[bool, typer.Option("--force", help="Replace OUT if it exists.")] = False,
-    ) -> None:
-        """Decrypt any age file (as `age -d`), through a temp file removed on failure: a
-        damaged or truncated file leaves no partial output."""
-        identities = read_identities(identity, passphrase_file, passphrase, required=True)
-        size = decrypt_file(source, output, identities, force=force)
-        sys.stderr.write(f"scrub: decrypted {human_bytes(size)} to {output}\n")
 
 
 def _print_archive_run(outcomes: Sequence[ArchiveOutcome], output_format: OutputFormat) -> None:
@@ -394,26 +341,3 @@ def _print_archive_run(outcomes: Sequence[ArchiveOutcome], output_format: Output
                 f"({len(manifest.files)} files, {human_bytes(manifest.total_size)} -> "
                 f"{human_bytes(size)}, {how})"
             )
-
-
-def _resolve_archive(value: str, directory: Path | None, policy_path: Path | None) -> Path:
-    """An archive path as given, else the newest archive of the session it names."""
-    path = Path(value)
-    if path.exists() or os.sep in value or value.endswith((".age", ".gz")):
-        if not path.is_file():
-            raise UsageError(f"{value}: archive file not found")
-        return path
-    root = archives_root(directory, policy_path)
-    entries = [e for e in list_archives(root) if e.session_id.startswith(value)]
-    sessions = {e.session_id for e in entries}
-    if not entries:
-        raise UsageError(
-            f"no archive file or archived session matches {value!r} in {root}",
-            hint="`scrub archives list` shows what is there",
-        )
-    if len(sessions) > 1:
-        raise UsageError(f"{len(sessions)} archived sessions match {value!r}; give more of the id")
-    usable = [e for e in entries if e.path.is_file()]
-    if not usable:
-        raise UsageError(f"the archives of {value!r} are missing their files")
-    return usable[-1].path

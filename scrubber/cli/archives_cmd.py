@@ -10,7 +10,7 @@ from typing import Annotated, Any
 
 import typer
 
-from scrubber.archive.layout import ArchiveEntry, list_archives
+from scrubber.archive.layout import ArchiveEntry, key_needed, list_archives
 from scrubber.archive.verify import verify_archive
 from scrubber.cli.archive_common import (
     OutputFormat,
@@ -63,9 +63,11 @@ def _entry_line(entry: ArchiveEntry) -> str:
     if sidecar is not None and isinstance(sidecar.manifest.get("title"), str):
         title = "  " + str(sidecar.manifest["title"])[:60]
     problem = f"  ({entry.problem})" if entry.problem else ""
+    # Which key opens it (issue 14): the fingerprints `scrub keygen -y KEY` prints.
+    opens = f"  (opens with {key_needed(entry)})" if entry.encrypted else ""
     return (
         f"{when}  {size:>9}  {kind:<18} {entry.project}/{entry.session_id}{title}{problem}\n"
-        f"    {entry.path}"
+        f"    {entry.path}{opens}"
     )
 
 
@@ -102,7 +104,15 @@ def _register_list(archives: typer.Typer) -> None:
         """List archives from their sidecars, without decrypting anything.
 
         Shows what the policy let into the sidecars in clear (by default session id, dates
-        and sizes; archive.clear_manifest_fields adds title, tags, cwd, project).
+        and sizes; archive.clear_manifest_fields adds title, tags, cwd, project), and which
+        key opens each one: the recipients' fingerprints (`scrub keygen -y KEY` prints a
+        key's) or a passphrase.
+
+        Examples:
+
+          scrub archives list --session 3f9a
+
+          scrub archives list --format json
         """
         root = archives_root(directory, policy_path)
         entries = list_archives(root)

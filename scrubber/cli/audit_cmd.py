@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -139,19 +140,25 @@ def _check_selection(
             if not given.exists() and not given.is_symlink():
                 raise UsageError(f"{given}: no such file or folder")
             paths.refuse_special_file(given, "audited")
-    elif not config.is_dir():
-        raise UsageError(
-            f"no Claude Code config directory at {config}",
-            "set CLAUDE_CONFIG_DIR, name files to scan, or try `scrub audit --demo`",
+    else:
+        paths.require_config_dir(
+            config, "set CLAUDE_CONFIG_DIR, name files to scan, or try `scrub audit --demo`"
         )
 
 
 def _audit_and_print(
-    request: AuditRequest, output_format: AuditFormat, preview: bool, verbose: bool
+    request: AuditRequest,
+    output_format: AuditFormat,
+    preview: bool,
+    verbose: bool,
+    *,
+    demo: bool = False,
 ) -> None:
     with _progress_line() as progress_for:
         report = run_audit(request, now=datetime.now(UTC), progress_for=progress_for)
-    _print(report, output_format, preview, verbose)
+    # The demo's sessions are gone when it ends: a hint to redact them would lead nowhere.
+    hint = None if demo else redact_hint(request, report)
+    _print(report, output_format, preview, verbose, hint)
 
 
 @contextmanager
@@ -170,13 +177,38 @@ def _progress_line() -> Iterator[ProgressFor]:
             line.close()
 
 
-def _print(report: AuditReport, output_format: AuditFormat, preview: bool, verbose: bool) -> None:
+def redact_hint(request: AuditRequest, report: AuditReport) -> str | None:
+    """The `scrub redact` that copies what this audit looked at, repeating the user's own
+    selection: never one that reaches further, and never one that rewrites originals (copies
+    go to $SCRUB_HOME/redacted/; only --in-place rewrites, and a hint never says it)."""
+    if request.paths:
+        named = " ".join(shlex.quote(str(p)) for p in request.paths)
+        target = "OUT" if len(request.paths) == 1 and request.paths[0].is_file() else "DEST"
+        return f"scrub redact {named} --output {target}"
+    if request.session:
+        return f"scrub redact --session {shlex.quote(request.session)}"
+    if request.project or request.since:
+        found = {f.target.session_id for f in report.files if f.findings}
+        found.discard(None)
+        if len(found) == 1:
+            return f"scrub redact --session {str(found.pop())[:8]}"
+        return "scrub redact --session ID, for each session above"
+    return "scrub redact --all"
+
+
+def _print(
+    report: AuditReport,
+    output_format: AuditFormat,
+    preview: bool,
+    verbose: bool,
+    hint: str | None = None,
+) -> None:
     if output_format is AuditFormat.json:
         typer.echo(render_json(report, preview=preview))
     elif output_format is AuditFormat.sarif:
         typer.echo(render_sarif(report))
     else:
-        typer.echo(render_text(report, preview=preview, verbose=verbose))
+        typer.echo(render_text(report, preview=preview, verbose=verbose, redact_hint=hint))
     for failed in (f for f in report.files if f.error):
         sys.stderr.write(f"scrub: {failed.target.path}: {failed.error}\n")
     if report.has_findings:
@@ -198,4 +230,4 @@ def _run_demo(output_format: AuditFormat, preview: bool, verbose: bool) -> None:
             )
         os.environ["CLAUDE_CONFIG_DIR"] = str(config)
         request = AuditRequest(Policy.default(), home, config, remember=False)
-        _audit_and_print(request, output_format, preview, verbose)
+        _audit_and_print(request, output_format, preview, verbose, demo=True)

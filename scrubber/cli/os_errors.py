@@ -11,14 +11,10 @@ from __future__ import annotations
 
 import errno
 
-from scrubber.errors import ScrubberError, UsageError
+from scrubber.errors import ScrubberError, UsageError, path_error_hint
 
 # The disk or the filesystem refused to take more: the same words redact and archive use.
-_FULL = {
-    errno.ENOSPC: "check free space where scrubber writes (df -h), then run it again",
-    errno.EDQUOT: "the disk quota is exhausted: free some space, then run it again",
-    errno.EROFS: "the filesystem is mounted read-only: remount it or choose another place",
-}
+_FULL = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS})
 
 
 def os_error_as_scrubber_error(error: OSError) -> ScrubberError | None:
@@ -31,10 +27,10 @@ def os_error_as_scrubber_error(error: OSError) -> ScrubberError | None:
     hint = getattr(error, "hint", None)
     if error.errno in _FULL:
         target = f" {error.filename}" if error.filename is not None else ""
-        return ScrubberError(f"cannot write{target}: {text}", _FULL[error.errno])
+        return ScrubberError(f"cannot write{target}: {text}", path_error_hint(error))
     if isinstance(hint, str):
         return ScrubberError(f"{where}{text}", hint)
-    return ScrubberError(f"{where}{text}")
+    return ScrubberError(f"{where}{text}", path_error_hint(error, writing=False))
 
 
 def overflow_as_scrubber_error() -> ScrubberError:

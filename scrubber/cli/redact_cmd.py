@@ -50,8 +50,8 @@ AllOption = Annotated[
     bool,
     typer.Option(
         "--all",
-        help="Every session; also rewrites history.jsonl, shell-snapshots/ and "
-        "paste-cache/ in place (under a lock).",
+        help="Every session, and history.jsonl, shell-snapshots/ and paste-cache/: copied "
+        "into the destination like the rest (only --in-place rewrites originals).",
     ),
 ]
 InPlaceOption = Annotated[
@@ -118,6 +118,11 @@ def redact_command(
     if output_format not in ("text", "json"):
         raise UsageError(f"--format {output_format!r}: expected text or json")
     loaded = common.policy(policy_path)
+    if check is None and not paths_ and (session or all_):
+        # Before the scanner makes its key: $SCRUB_HOME defaults to a folder inside it.
+        paths.require_config_dir(
+            common.config_dir(), "set CLAUDE_CONFIG_DIR, or name the files to redact"
+        )
     home = common.scrub_home()
     scanner = build_scanner(loaded.policy, home)
     if check is not None:

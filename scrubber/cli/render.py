@@ -170,7 +170,15 @@ def _grouped(findings: list[Finding], is_transcript: bool) -> list[tuple[str, Fi
     return list(rows.values())
 
 
-def render_text(report: AuditReport, *, preview: bool = False, verbose: bool = False) -> str:
+def render_text(
+    report: AuditReport,
+    *,
+    preview: bool = False,
+    verbose: bool = False,
+    redact_hint: str | None = None,
+) -> str:
+    """The audit summary for a terminal. `redact_hint`: the command that makes redacted copies
+    of what was audited (the caller builds it from the user's own selection; None: no hint)."""
     out: list[str] = []
     totals = report.totals()
     sessions: dict[str | None, list[FileAudit]] = defaultdict(list)
@@ -222,7 +230,8 @@ def render_text(report: AuditReport, *, preview: bool = False, verbose: bool = F
         f"in {sessions_with} sessions."
     )
     if totals["occurrences"]:
-        out.append("Redacted copies: scrub redact --all   Details: scrub audit --format json")
+        copies = f"Redacted copies: {redact_hint}   " if redact_hint else ""
+        out.append(f"{copies}Details: scrub audit --format json")
     for warning in report.warnings:
         out.append(f"warning: {warning}")
     return "\n".join(out)

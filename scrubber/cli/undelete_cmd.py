@@ -30,8 +30,16 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Put a session back from scrubber's trash, where Claude Code finds it.
 
-        Refuses, changing nothing, when a file is in the way. The restored files' mtimes
-        become now, so Claude Code's sweep gives a full period to resume the session.
+        SESSION is its id, an id prefix, or its title as `scrub sessions` showed it (the
+        custom title, then Claude Code's own; exact first, then ignoring case). Refuses,
+        changing nothing, when a file is in the way. The restored files' mtimes become now,
+        so Claude Code's sweep gives a full period to resume the session.
+
+        Examples:
+
+          scrub undelete 3f9a2c1e
+
+          scrub undelete "Rotate deploy key"
         """
         result = undelete_session(
             common.env(), session, keep_mtime=keep_mtime, now=datetime.now(UTC), warn=warn

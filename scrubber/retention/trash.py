@@ -21,6 +21,7 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Protocol
 
@@ -42,6 +43,8 @@ class BundleSession(RetentionEntry, Protocol):
 
     @property
     def transcript(self) -> Path: ...
+    @property
+    def title(self) -> str | None: ...
     def bundle_paths(self) -> tuple[Path, ...]: ...
 
 
@@ -85,6 +88,9 @@ class TrashManifest:
     complete: bool = False
     trashed_at: datetime | None = None
     archive_ref: str | None = None
+    # The title `scrub sessions` shows (the custom title, else Claude Code's own), so that
+    # `scrub undelete TITLE` finds it (issue 14); entries written before it have none.
+    title: str | None = field(default=None, repr=False)
 
     @property
     def subject(self) -> Subject:
@@ -102,6 +108,7 @@ class TrashManifest:
             "project": self.project,
             "cwd": self.cwd,
             "custom_title": self.custom_title,
+            "title": self.title,
             "tags": list(self.tags),
             "last_activity": _iso(self.last_activity),
             "trashed_at": _iso(self.trashed_at),
@@ -159,6 +166,7 @@ def read_trash_manifest(slot: Path) -> TrashManifest:
             archive_ref=value.get("archive_ref")
             if isinstance(value.get("archive_ref"), str)
             else None,
+            title=value.get("title") if isinstance(value.get("title"), str) else None,
         )
     except (KeyError, TypeError, ValueError):
         raise TrashError(f"{path}: not a trash manifest this scrubber wrote") from None
@@ -303,12 +311,14 @@ def trash_session(
     home: Path,
     now: datetime,
     archive_ref: str | None = None,
+    without_transcript: bool = False,
 ) -> Path:
     """Move a session's whole bundle into `$SCRUB_HOME/trash/<session-id>/`; returns the slot.
 
     Does not check pins: callers go through `select_deletable` first (apply_plan does). A slot
     left half-filled by a crash for the same session is completed; any other slot in the way
-    is an error and nothing moves.
+    is an error and nothing moves. The transcript must exist, unless `without_transcript`:
+    `restore --force` keeps the side files of a session whose transcript is gone too.
     """
     if not _safe_name(session.id) or not _safe_name(session.project):
         raise TrashError(f"{session.transcript}: a name that cannot be a trash folder; kept")
@@ -324,7 +334,8 @@ def trash_session(
             )
     transcript = session.transcript
     bundle = [p for p in session.bundle_paths() if p != transcript]
-    bundle.append(transcript)  # last out, so a crash leaves a session Claude Code finds
+    if not (without_transcript and not os.path.lexists(transcript)):
+        bundle.append(transcript)  # last out, so a crash leaves a session Claude Code finds
     entries: dict[str, TrashEntry] = {e.path: e for e in (previous.entries if previous else ())}
     for path in bundle:
         _refuse_symlinked_parents(path, config_dir)
@@ -337,6 +348,7 @@ def trash_session(
         project=session.project,
         cwd=session.cwd,
         custom_title=session.custom_title,
+        title=session.title or (previous.title if previous else None),
         tags=tuple(session.tags),
         last_activity=session.last_timestamp,
         entries=tuple(sorted(entries.values(), key=lambda e: e.path)),
@@ -370,7 +382,9 @@ class UndeleteResult:
 
 
 def find_in_trash(home: Path, query: str) -> tuple[Path, TrashManifest]:
-    """The trash entry a user named: by id, id prefix (4+ characters) or custom title."""
+    """The trash entry a user named: by id, id prefix (4+ characters) or title, in the order
+    `find_session` tries them for `archive`, `pin` and `audit --session`: the custom title,
+    then the title, exactly, then both ignoring case."""
     listing = list_trash(home)
     slots = [*listing.complete, *listing.incomplete]
     query = query.strip()
@@ -379,10 +393,12 @@ def find_in_trash(home: Path, query: str) -> tuple[Path, TrashManifest]:
     tests: list[Callable[[TrashManifest], bool]] = [lambda m: m.session_id == query]
     if len(query) >= _MIN_PREFIX:
         tests.append(lambda m: m.session_id.startswith(query))
-    tests.append(lambda m: m.custom_title == query)
-    tests.append(
-        lambda m: m.custom_title is not None and m.custom_title.casefold() == query.casefold()
-    )
+    folded = query.casefold()
+    for fold in (False, True):
+        for custom in (True, False):
+            tests.append(
+                partial(_titled, query=folded if fold else query, fold=fold, custom=custom)
+            )
     for test in tests:
         found = [(s, m) for s, m in slots if test(m)]
         if len(found) == 1:
@@ -394,6 +410,13 @@ def find_in_trash(home: Path, query: str) -> tuple[Path, TrashManifest]:
         "no session in the trash matches that name",
         "`scrub retention` lists what is in the trash; expired entries may have been purged",
     )
+
+
+def _titled(manifest: TrashManifest, *, query: str, fold: bool, custom: bool) -> bool:
+    title = manifest.custom_title if custom else manifest.title
+    if title is None:
+        return False
+    return (title.casefold() if fold else title) == query
 
 
 def _touch(restored: list[Path], stamp: float) -> None:

@@ -18,11 +18,11 @@ import os
 import stat
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from scrubber import __version__
+from scrubber import __version__, paths
 from scrubber.archive.bundle import (
     BundleChangedError,
     BundleContents,
@@ -41,7 +41,7 @@ from scrubber.archive.keys import (
     read_recipients_file,
 )
 from scrubber.archive.leftovers import remove_leftovers, staging_folder
-from scrubber.archive.write import WrittenArchive, write_archive
+from scrubber.archive.write import WrittenArchive, check_destination, write_archive
 from scrubber.errors import InputError, KeyMaterialError, ScrubberError, UsageError
 from scrubber.policy.model import ManifestField, Policy
 from scrubber.transcript.sessions import SessionInfo, discover, find_session
@@ -76,12 +76,14 @@ _CHANGED_RETRIES = 2
 class Selection:
     sessions: tuple[str, ...] = ()  # ids, id prefixes or titles
     all: bool = False
-    older_than_days: int | None = None
+    # `--older-than`: sessions whose last activity is before this moment (the CLI turns the
+    # duration or date it was given into one, as `--since` does).
+    active_before: datetime | None = None
     project: str | None = None  # a part of the project folder name, or the exact cwd
 
     @property
     def is_filter(self) -> bool:
-        return self.all or self.older_than_days is not None or self.project is not None
+        return self.all or self.active_before is not None or self.project is not None
 
 
 def _in_project(session: SessionInfo, project: str) -> bool:
@@ -97,15 +99,10 @@ def select_sessions(config_dir: Path, selection: Selection, *, now: datetime) ->
     if not selection.sessions and not selection.is_filter:
         raise UsageError(
             "no session selected",
-            hint="name sessions (id, id prefix or title), or pass --all, --older-than DAYS "
+            hint="name sessions (id, id prefix or title), or pass --all, --older-than 7d "
             "or --project P",
         )
-    if selection.older_than_days is not None and selection.older_than_days < 0:
-        raise UsageError("--older-than takes a number of days >= 0")
-    if not config_dir.is_dir():
-        raise UsageError(
-            f"no Claude Code config directory at {config_dir}", hint="set CLAUDE_CONFIG_DIR"
-        )
+    paths.require_config_dir(config_dir)
     discovery = discover(config_dir)
     if selection.sessions:
         chosen: dict[tuple[str, str], SessionInfo] = {}
@@ -114,11 +111,7 @@ def select_sessions(config_dir: Path, selection: Selection, *, now: datetime) ->
             chosen.setdefault((found.project, found.id), found)
         return list(chosen.values())
     picked: list[SessionInfo] = []
-    cutoff = (
-        None
-        if selection.older_than_days is None
-        else now - timedelta(days=selection.older_than_days)
-    )
+    cutoff = selection.active_before
     for session in discovery.sessions:
         if selection.project is not None and not _in_project(session, selection.project):
             continue
@@ -373,6 +366,7 @@ def archive_sessions(
     redactor = engine_redactor(policy, scanner) if scanner is not None and redact else None
     redact_text = scanner.redact_text if scanner is not None and clear_text else None
     target = destination or policy.archive.destination_in(home)
+    check_destination(target)
     # What a killed run left (issue 11): its temp files and staging, never a live run's.
     remove_leftovers(home, archives=target)
     outcomes: list[ArchiveOutcome] = []

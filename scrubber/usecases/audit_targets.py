@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 
-from scrubber.errors import InputError, UsageError
+from scrubber.errors import InputError
 from scrubber.transcript import sessions as session_discovery
 from scrubber.usecases.audit_report import ScanTarget
+from scrubber.usecases.durations import parse_moment
 
 
 def targets_in_config(
@@ -111,19 +112,8 @@ def _session_of(path: Path) -> str | None:
 
 
 def parse_since(value: str, now: datetime) -> datetime:
-    """`--since`: `7d`, `12h`, `30m`, `2w` before `now`, or an ISO date/time (UTC when it
-    names no zone)."""
-    text = value.strip()
-    units = {"d": "days", "h": "hours", "m": "minutes", "w": "weeks"}
-    if text[:-1].isdigit() and text[-1:] in units:
-        return now - timedelta(**{units[text[-1]]: int(text[:-1])})
-    try:
-        parsed = datetime.fromisoformat(text)
-    except ValueError:
-        raise UsageError(
-            f"--since {value!r}: expected a duration like 7d / 12h or an ISO date like 2026-11-01"
-        ) from None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+    """`--since`, in the one duration syntax of every command (usecases/durations.py)."""
+    return parse_moment(value, "--since", now)
 
 
 def modified_since(target: ScanTarget, since: datetime) -> bool:

@@ -32,7 +32,7 @@ def pin_session(env: Mapping[str, str], query: str, reason: str | None) -> Pinne
     config = paths.config_dir(env)
     home = paths.scrub_home(env)
     loaded = load_policy(None, env)
-    discovery = discover(config) if config.is_dir() else None
+    discovery = discover(config) if paths.is_config_dir(config) else None
     record: pin_store.PinRecord
     try:
         if discovery is None:

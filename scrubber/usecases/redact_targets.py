@@ -48,8 +48,7 @@ def select_files(request: RedactRequest, note: Note) -> Selection:
         roots = [config] + [p if p.is_dir() else p.parent for p in request.paths]
         return Selection(sources, [], roots)
     if request.session or request.all_sessions:
-        if not config.is_dir():
-            raise UsageError(f"no Claude Code config directory at {config}")
+        paths.require_config_dir(config, "set CLAUDE_CONFIG_DIR, or name the files to redact")
         sources, global_files = _config_files(config, request, note)
         return Selection(sources, global_files, [config])
     raise UsageError("nothing to redact", "name files, or use --session ID or --all")

@@ -100,11 +100,7 @@ class Period:
 
 def gather_facts(env: Mapping[str, str], policy_path: Path | None, now: datetime) -> Facts:
     config = paths.config_dir(env)
-    if not config.is_dir():
-        raise UsageError(
-            f"no Claude Code config directory at {config}",
-            "set CLAUDE_CONFIG_DIR to the folder that holds projects/",
-        )
+    paths.require_config_dir(config)
     home = paths.scrub_home(env)
     loaded = load_policy(policy_path, env)
     pins = pin_store.effective_pins(loaded.policy.pins, home)
@@ -233,7 +229,9 @@ def run_retention(
     now: datetime,
     warn: Warn,
 ) -> RetentionRun:
-    """Plan retention, and carry the plan out when `apply`; one activity-log line either way."""
+    """Plan retention, and carry the plan out when `apply`; one activity-log line either way
+    (none for a config dir Claude Code never used: the log would go into it)."""
+    paths.require_config_dir(paths.config_dir(env))
     return _logged(
         paths.scrub_home(env),
         "retention",

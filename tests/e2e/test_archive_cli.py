@@ -11,120 +11,34 @@ from __future__ import annotations
 import gzip
 import io
 import json
-import os
-import resource
 import shutil
-import signal
 import stat
 import subprocess
-import sys
 import tarfile
 import time
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pyrage
 import pytest
 
-from scrubber.archive.keys import generate_identity, write_identity_file
-from scrubber.demo import build_demo_config, demo_manifest
 from scrubber.transcript.sessions import discover
 from scrubber.usecases.archive import bundle_digest
+from tests.e2e.archive_kit import (
+    AGE,
+    FULL,
+    PROJECT,
+    SECRETS,
+    World,
+    archive_files,
+    keygen,
+    one_archive,
+    one_line_error,
+    world,
+)
+
+__all__ = ["world"]  # the fixture, used by name
 
 pytestmark = pytest.mark.slow  # about 40 real processes
-
-AGE = shutil.which("age")
-needs_age = pytest.mark.skipif(AGE is None, reason="Debian's age is not on PATH")
-FULL = "e3e70682-c209-4cac-a29f-6fbed82c07cd"  # the demo session with every kind of side file
-PROJECT = "-home-demo-work-shop-api"
-SECRETS = tuple(s.value for s in demo_manifest().secrets)
-
-
-@dataclass
-class World:
-    root: Path
-    config: Path
-    home: Path  # SCRUB_HOME
-
-    @property
-    def archives(self) -> Path:
-        return self.home / "archives"
-
-    def env(self, **extra: str) -> dict[str, str]:
-        env = {
-            k: v
-            for k, v in os.environ.items()
-            if not k.startswith(("CLAUDE_", "SCRUB_", "XDG_")) and k != "HOME"
-        }
-        env.update(
-            CLAUDE_CONFIG_DIR=str(self.config),
-            SCRUB_HOME=str(self.home),
-            HOME=str(self.root / "home"),
-            XDG_CONFIG_HOME=str(self.root / "xdg"),
-            PYTHONDONTWRITEBYTECODE="1",
-        )
-        env.update(extra)
-        return env
-
-    def run(
-        self, *args: str, env: dict[str, str] | None = None, fsize: int | None = None
-    ) -> subprocess.CompletedProcess[str]:
-        def limits() -> None:
-            if fsize is not None:
-                # A full disk, for real: writes past `fsize` fail with EFBIG (SIGXFSZ ignored).
-                signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-                resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
-
-        return subprocess.run(
-            [sys.executable, "-m", "scrubber.cli", *args],
-            env=env or self.env(),
-            cwd=self.root,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            start_new_session=True,  # no controlling terminal: /dev/tty cannot be opened
-            preexec_fn=limits if fsize is not None else None,
-        )
-
-    def run_many(self, *commands: tuple[str, ...]) -> list[subprocess.CompletedProcess[str]]:
-        """Independent runs side by side (start-up dominates each one)."""
-        with ThreadPoolExecutor(max_workers=4) as pool:
-            return list(pool.map(lambda args: self.run(*args), commands))
-
-
-@pytest.fixture
-def world(tmp_path: Path) -> World:
-    config = build_demo_config(tmp_path / "home")
-    return World(root=tmp_path, config=config, home=tmp_path / "scrub-home")
-
-
-def _keygen(world: World, name: str = "key.txt") -> tuple[Path, str]:
-    """A key pair made in-process (the keygen command has its own test): each process costs
-    about half a second of start-up."""
-    key = world.root / name
-    identity = generate_identity()
-    write_identity_file(key, identity, datetime.now(UTC))
-    return key, identity.recipient().encode()
-
-
-def _archive_files(folder: Path) -> list[Path]:
-    return sorted(p for p in folder.rglob("*") if p.is_file())
-
-
-def _one_archive(world: World, session: str = FULL) -> Path:
-    (found,) = (world.archives / PROJECT / session).glob("*.tar.gz.age")
-    return found
-
-
-def _one_line_error(done: subprocess.CompletedProcess[str], code: int, text: str) -> None:
-    assert done.returncode == code, (done.returncode, done.stdout, done.stderr)
-    lines = done.stderr.strip().splitlines()
-    errors = [line for line in lines if line.startswith("scrub: error:")]
-    assert len(errors) == 1 and text in errors[0], done.stderr
-    assert "Traceback" not in done.stderr
-
 
 # ---------------------------------------------------------------------------------- keygen
 
@@ -141,7 +55,7 @@ def test_keygen_writes_a_private_identity_that_age_understands(world: World) -> 
     assert lines[1] == f"# public key: {recipient}"
     assert lines[2].startswith("AGE-SECRET-KEY-1")
     again = world.run("keygen", "-o", str(key))
-    _one_line_error(again, 2, "already exists")
+    one_line_error(again, 2, "already exists")
     assert key.read_text().splitlines() == lines
     to_stdout = world.run("keygen")
     assert to_stdout.returncode == 0
@@ -155,19 +69,19 @@ def test_keygen_writes_a_private_identity_that_age_understands(world: World) -> 
 
 
 def test_archive_opens_with_age_and_tar_and_pyrage(world: World) -> None:
-    key, recipient = _keygen(world)
+    key, recipient = keygen(world)
     done = world.run("archive", "--all", "--encrypt", "-r", recipient)
     assert done.returncode == 0, done.stderr
     sessions = {s.id: s for s in discover(world.config).sessions}
     for session_id, session in sessions.items():
         assert session_id in done.stdout
         assert len(list((world.archives / session.project / session_id).glob("*.age"))) == 1
-    archive = _one_archive(world)
+    archive = one_archive(world)
     assert archive.name == "2026-03-02T09-01-30.948Z.tar.gz.age"
     data = archive.read_bytes()
     assert data.startswith(b"age-encryption.org/v1\n")
     assert not any(secret.encode() in data for secret in SECRETS)
-    for path in _archive_files(world.archives):
+    for path in archive_files(world.archives):
         assert stat.S_IMODE(path.stat().st_mode) == 0o600
     for path in world.archives.rglob("*"):
         if path.is_dir():
@@ -212,9 +126,9 @@ def test_archive_opens_with_age_and_tar_and_pyrage(world: World) -> None:
 
 
 def test_sidecar_holds_only_allowed_fields_and_no_secret(world: World) -> None:
-    _, recipient = _keygen(world)
+    _, recipient = keygen(world)
     assert world.run("archive", FULL, "-r", recipient).returncode == 0
-    archive = _one_archive(world)
+    archive = one_archive(world)
     sidecar_file = archive.with_name(archive.name + ".json")
     sidecar = json.loads(sidecar_file.read_text())
     assert set(sidecar["manifest"]) == {"session_id", "first_timestamp", "last_timestamp", "sizes"}
@@ -234,9 +148,9 @@ def test_sidecar_holds_only_allowed_fields_and_no_secret(world: World) -> None:
 
 def test_clear_archives_need_redact_and_hold_no_planted_secret(world: World) -> None:
     refused = world.run("archive", "--all")
-    _one_line_error(refused, 2, "refusing to archive unredacted sessions in clear")
+    one_line_error(refused, 2, "refusing to archive unredacted sessions in clear")
     no_key = world.run("archive", "--all", "--encrypt")
-    _one_line_error(no_key, 2, "no recipient")
+    one_line_error(no_key, 2, "no recipient")
     assert not world.archives.exists()
     done = world.run("archive", FULL, "--redact")
     assert done.returncode == 0, done.stderr
@@ -251,7 +165,7 @@ def test_clear_archives_need_redact_and_hold_no_planted_secret(world: World) -> 
 
 def test_passphrase_comes_from_a_file_or_a_terminal_never_argv(world: World) -> None:
     missing_tty = world.run("archive", FULL, "--passphrase")
-    _one_line_error(missing_tty, 2, "needs a terminal")
+    one_line_error(missing_tty, 2, "needs a terminal")
     secret_file = world.root / "pass.txt"
     secret_file.write_text("correct horse battery staple\n")
     secret_file.chmod(0o600)
@@ -259,7 +173,7 @@ def test_passphrase_comes_from_a_file_or_a_terminal_never_argv(world: World) -> 
         "archive", FULL, "--passphrase", env=world.env(SCRUB_PASSPHRASE_FILE=str(secret_file))
     )
     assert done.returncode == 0, done.stderr
-    archive = _one_archive(world)
+    archive = one_archive(world)
     assert pyrage.passphrase.decrypt(archive.read_bytes(), "correct horse battery staple")
     verified = world.run("archives", "verify", str(archive), "--passphrase-file", str(secret_file))
     assert verified.returncode == 0 and "full" in verified.stdout, verified.stderr
@@ -269,11 +183,11 @@ def test_passphrase_comes_from_a_file_or_a_terminal_never_argv(world: World) -> 
 
 
 def test_verify_catches_a_flipped_byte_keyless_and_with_the_key(world: World) -> None:
-    key, recipient = _keygen(world)
+    key, recipient = keygen(world)
     assert world.run("archive", "--all", "-r", recipient).returncode == 0
     good = world.run("archives", "verify")
     assert good.returncode == 0 and "3 of 3" in good.stdout
-    archive = _one_archive(world)
+    archive = one_archive(world)
     data = bytearray(archive.read_bytes())
     data[len(data) // 2] ^= 0x04
     archive.write_bytes(bytes(data))
@@ -284,7 +198,7 @@ def test_verify_catches_a_flipped_byte_keyless_and_with_the_key(world: World) ->
     with_key = world.run("archives", "verify", str(archive), "-i", str(key))
     assert with_key.returncode == 3
     assert "failed authentication" in with_key.stdout and "SHA-256" not in with_key.stdout
-    other, _ = _keygen(world, "other.txt")
+    other, _ = keygen(world, "other.txt")
     untouched = next((world.archives / "-home-demo-work-infra").rglob("*.tar.gz.age"))
     wrong = world.run("archives", "verify", str(untouched), "-i", str(other))
     assert wrong.returncode == 2 and "no identity matched" in wrong.stdout
@@ -294,9 +208,9 @@ def test_verify_catches_a_flipped_byte_keyless_and_with_the_key(world: World) ->
 
 
 def test_restore_brings_the_session_back_and_refuses_to_overwrite(world: World) -> None:
-    key, recipient = _keygen(world)
+    key, recipient = keygen(world)
     assert world.run("archive", FULL, "-r", recipient).returncode == 0
-    archive = _one_archive(world)
+    archive = one_archive(world)
     original = {
         p.relative_to(world.config).as_posix(): p.read_bytes()
         for top in next(s for s in discover(world.config).sessions if s.id == FULL).bundle_paths()
@@ -308,7 +222,7 @@ def test_restore_brings_the_session_back_and_refuses_to_overwrite(world: World) 
         handle.write(b'{"type":"user","note":"work done since the archive"}\n')
     local = live.read_bytes()
     refused = world.run("restore", str(archive), "-i", str(key))
-    _one_line_error(refused, 2, "already in")
+    one_line_error(refused, 2, "already in")
     assert live.read_bytes() == local
 
     fresh = world.root / "fresh-config"
@@ -336,7 +250,7 @@ def test_restore_brings_the_session_back_and_refuses_to_overwrite(world: World) 
     kept = world.root / "kept"
     assert (
         world.run(
-            "restore", str(archive), "-i", str(key), "--to", str(kept), "--keep-mtime"
+            "restore", str(archive), "-i", str(key), "--to", str(kept), "--create", "--keep-mtime"
         ).returncode
         == 0
     )
@@ -347,11 +261,11 @@ def test_restore_brings_the_session_back_and_refuses_to_overwrite(world: World) 
 
 
 def test_a_full_disk_leaves_nothing_half_written(world: World) -> None:
-    _, recipient = _keygen(world)
+    _, recipient = keygen(world)
     done = world.run("archive", FULL, "-r", recipient, fsize=16_000)
     assert done.returncode == 3, (done.stdout, done.stderr)
     assert "cannot write the archive" in done.stderr and "Traceback" not in done.stderr
-    assert _archive_files(world.archives) == []
+    assert archive_files(world.archives) == []
     blocked = world.root / "blocked"
     blocked.write_text("a file, not a folder")
     unwritable = world.run("archive", FULL, "-r", recipient, "--output", str(blocked / "sub"))
@@ -360,9 +274,9 @@ def test_a_full_disk_leaves_nothing_half_written(world: World) -> None:
 
 
 def test_decrypt_writes_out_or_nothing(world: World) -> None:
-    key, recipient = _keygen(world)
+    key, recipient = keygen(world)
     assert world.run("archive", FULL, "-r", recipient).returncode == 0
-    archive = _one_archive(world)
+    archive = one_archive(world)
     out = world.root / "out.tar.gz"
     done = world.run("decrypt", str(archive), "-i", str(key), "-o", str(out))
     assert done.returncode == 0, done.stderr
@@ -375,44 +289,45 @@ def test_decrypt_writes_out_or_nothing(world: World) -> None:
 
 
 def test_bad_recipients_and_identities_are_one_line_errors_exit_2(world: World) -> None:
-    key, recipient = _keygen(world)
+    key, recipient = keygen(world)
     garbage = world.root / "keys.txt"
     garbage.write_text("# mine\nnot-a-key\n")
     bad_r, bad_big_r = world.run_many(
         ("archive", FULL, "-r", "age1notarealkey"), ("archive", FULL, "-R", str(garbage))
     )
-    _one_line_error(bad_r, 2, "-r #1: malformed recipient")
-    _one_line_error(bad_big_r, 2, "line 2")
+    one_line_error(bad_r, 2, "-r #1: malformed recipient")
+    one_line_error(bad_big_r, 2, "line 2")
     assert not world.archives.exists()
     assert world.run("archive", FULL, "-r", recipient).returncode == 0
-    archive = _one_archive(world)
-    other, _ = _keygen(world, "other.txt")
+    archive = one_archive(world)
+    other, _ = keygen(world, "other.txt")
     target = world.root / "never"
     key.chmod(0o644)
     bad_i, wrong, missing, absent, loose = world.run_many(
         ("restore", str(archive), "-i", str(garbage)),
-        ("restore", str(archive), "-i", str(other), "--to", str(target)),
-        ("restore", str(archive), "--to", str(target)),
+        ("restore", str(archive), "-i", str(other), "--to", str(target), "--create"),
+        ("restore", str(archive), "--to", str(target), "--create"),
         ("decrypt", str(archive), "-i", str(world.root / "absent.txt"), "-o", "x"),
         ("decrypt", str(archive), "-i", str(key), "-o", str(world.root / "y")),
     )
-    _one_line_error(bad_i, 2, "line 2")
-    _one_line_error(wrong, 2, "no identity matched")
-    _one_line_error(missing, 2, "no identity given")
-    _one_line_error(absent, 2, "absent.txt")
-    assert _archive_files(target) == []
+    one_line_error(bad_i, 2, "line 2")
+    one_line_error(wrong, 2, "no identity matched")
+    one_line_error(missing, 2, "no identity given")
+    one_line_error(absent, 2, "absent.txt")
+    assert archive_files(target) == []
     assert loose.returncode == 0
     assert "warning" in loose.stderr and "chmod 600" in loose.stderr
 
 
 def test_selection_by_project_and_age_and_its_usage_errors(world: World) -> None:
-    _, recipient = _keygen(world)
-    by_project, too_young, contradictory, nothing, unknown = world.run_many(
+    _, recipient = keygen(world)
+    by_project, too_young, contradictory, nothing, unknown, bad_age = world.run_many(
         ("archive", "--project", "infra", "-r", recipient, "--format", "json"),
         ("archive", "--older-than", "100000", "-r", recipient),
         ("archive", FULL, "--all", "-r", recipient),
         ("archive", "-r", recipient),
         ("archive", "no-such-session", "-r", recipient),
+        ("archive", "--older-than", "a week", "-r", recipient),
     )
     assert by_project.returncode == 0, by_project.stderr
     (item,) = json.loads(by_project.stdout)["archives"]
@@ -422,14 +337,33 @@ def test_selection_by_project_and_age_and_its_usage_errors(world: World) -> None
     sidecar = json.loads(Path(item["path"] + ".json").read_text())
     assert sidecar["content_sha256"] == bundle_digest(session)
     assert too_young.returncode == 0 and "nothing archived" in too_young.stderr
-    _one_line_error(contradictory, 2, "not both")
-    _one_line_error(nothing, 2, "no session selected")
-    _one_line_error(unknown, 2, "no session matches")
+    one_line_error(contradictory, 2, "not both")
+    one_line_error(nothing, 2, "no session selected")
+    one_line_error(unknown, 2, "no session matches")
+    one_line_error(bad_age, 2, "--older-than 'a week'")
     assert len(list(world.archives.rglob("*.age"))) == 1
 
 
+def test_older_than_takes_the_duration_syntax_of_since(world: World) -> None:
+    # Issue 14: `audit --since 7d` worked while `archive --older-than 7d` was refused. The demo
+    # sessions end in March 2026, so a week ago (and 2026-06-01) picks all three of them, and
+    # four weeks before the newest of them picks none.
+    _, recipient = keygen(world)
+    week, date, never = world.run_many(
+        ("archive", "--older-than", "7d", "-r", recipient, "--format", "json", "--output", "w"),
+        ("archive", "--older-than", "2026-06-01", "-r", recipient, "--output", "d"),
+        ("archive", "--older-than", "2026-02-01", "-r", recipient, "--output", "n"),
+    )
+    assert week.returncode == 0, week.stderr
+    assert len(json.loads(week.stdout)["archives"]) == 3
+    assert date.returncode == 0, date.stderr
+    assert len(list((world.root / "d").rglob("*.tar.gz.age"))) == 3
+    assert never.returncode == 0 and "nothing archived" in never.stderr
+    assert not (world.root / "n").exists()
+
+
 def test_recipients_destination_and_clear_fields_come_from_the_policy(world: World) -> None:
-    key, recipient = _keygen(world)
+    key, recipient = keygen(world)
     volume = world.root / "volume"
     world.home.mkdir(parents=True)
     (world.home / "policy.yaml").write_text(

@@ -121,6 +121,10 @@ def _label_strength(label: str) -> Strength | None:
     return None
 
 
+# A number glued to the front of a word (`1password`, `2fa`): a name, not a generated part.
+_NUMBERED_WORD = re.compile(r"[0-9]{1,3}[A-Za-z]{2,}")
+
+
 def _generated(value: str, strength: Strength, *, quoted: bool) -> bool:
     """Whether a value with no operator before it looks like a credential, not prose or code."""
     if len(value) > _MAX_VALUE or is_trivial(value) or is_filler(value):
@@ -142,8 +146,14 @@ def _generated(value: str, strength: Strength, *, quoted: bool) -> bool:
         return False  # a bare `key` or `token` next to a uuid is an id more often than not
     if not looks_token_like(value, min_length=minimum):
         return False
-    if all(part.isalpha() for part in _NAME_PARTS.split(value) if part):
-        return False  # words joined by punctuation: `Api-Token`, `Foo::Token`, `x.y.z`
+    if all(
+        part.isalpha() or _NUMBERED_WORD.fullmatch(part)
+        for part in _NAME_PARTS.split(value)
+        if part
+    ):
+        # Words joined by punctuation: `Api-Token`, `Foo::Token`, `x.y.z`; a word may start
+        # with a number glued to it, as product names do (`1password-service-account-token`).
+        return False
     # Prose runs words together with punctuation; a credential mixes classes inside one run.
     return quoted or any(c.isdigit() for c in value) or has_char_classes(value, 3)
 

@@ -183,14 +183,14 @@ def test_session_end_hook_archives_and_redacts_a_real_session(
     box.scrub_ok("archive", session, "--redact", "--output", str(redacted_archives))
     [sealed] = sorted(redacted_archives.rglob("*.tar.gz.age"))
     restored = tmp_path / "restored-config"
-    box.scrub_ok("restore", str(sealed), "-i", str(key), "--to", str(restored))
+    box.scrub_ok("restore", str(sealed), "-i", str(key), "--to", str(restored), "--create")
     restored_transcript = box.transcript(session, restored)
     assert scenario.planted.labels_in(restored_transcript.read_text()) == []
     assert_resume_sends_placeholders(box, session, restored, scenario.planted)
 
     # The worker's full archive restores byte for byte, and Claude Code resumes it.
     full = tmp_path / "full-config"
-    box.scrub_ok("restore", str(archive), "-i", str(key), "--to", str(full))
+    box.scrub_ok("restore", str(archive), "-i", str(key), "--to", str(full), "--create")
     assert box.transcript(session, full).read_bytes() == transcript.read_bytes()
     box.api.clear()
     again = box.claude("Carry on.", "--resume", session, config=full, script=[text_turn("Ok.")])

@@ -20,7 +20,7 @@ NOW = datetime(2026, 5, 1, 12, 0, tzinfo=UTC)
 @pytest.fixture
 def env(tmp_path: Path) -> dict[str, str]:
     config = tmp_path / "claude"
-    config.mkdir()
+    (config / "projects").mkdir(parents=True)  # a config dir Claude Code has used
     return {
         "HOME": str(tmp_path),
         "CLAUDE_CONFIG_DIR": str(config),

@@ -46,7 +46,11 @@ _COMPOSED = re.compile(r"[A-Za-z][-_.][A-Za-z]")
 # Groups of upper-case letters and digits joined by hyphens, as license and product keys are
 # written (at least 3 groups of 3 to 8).
 _LICENSE_SHAPE = re.compile(r"^[A-Z0-9]{3,8}(?:-[A-Z0-9]{3,8}){2,}$")
-_JOINED_WORDS = re.compile(r"^[a-z][a-z0-9]*(?:[-_](?:[a-z][a-z0-9]*|[0-9]+))+$")
+# Words joined by `-`/`_` (`auth-scheme`); the first may start with a number glued to it, as
+# product names do (`1password-service-account-token`, `2fa-secret`, `7zip-password`).
+_JOINED_WORDS = re.compile(r"^(?:[0-9]{1,3})?[a-z][a-z0-9]*(?:[-_](?:[a-z][a-z0-9]*|[0-9]+))+$")
+# A number glued to the front of a word is a name (`1password`), not a generated part.
+_NUMBERED_WORD = re.compile(r"[0-9]{1,3}[a-z]+")
 # A comma that starts another argument or list item: `,name=`, `,word,` of only letters.
 _LISTED = re.compile(r",[A-Za-z_][\w.]*=|^[A-Za-z_]\w*(?:,[A-Za-z_]\w*)+$")
 # A part of a joined value that is generated, not a word: 8+ characters mixing letters and
@@ -185,7 +189,8 @@ def accept_value(
     if context.sensitive:
         return True
     if _JOINED_WORDS.match(value) and not any(
-        _GENERATED_PART.fullmatch(part) for part in re.split(r"[-_]", value)
+        _GENERATED_PART.fullmatch(part) and not _NUMBERED_WORD.fullmatch(part)
+        for part in re.split(r"[-_]", value)
     ):
         return False  # `password_confirmation`, `auth-scheme`: names, not values
     if value != value.strip():

@@ -88,6 +88,8 @@ NOT_SECRETS = {
     "path after a label": "password_file: /etc/app/secrets/db.txt\nprivate_key_path: ./keys/id_rsa",
     "elided keys": "ANTHROPIC_API_KEY=sk-ant-api03-xxx...xxx\nOPENAI_API_KEY=sk-proj-abc…xyz\nAPI_KEY=<your-key>",
     "changeme": "password: changeme\nDB_PASSWORD=changeme\nADMIN_PASSWORD=change_me",
+    "names that start with a number": 'NAMES = ("1password-secret' + '-key", "1password-service-account-token",)\n'
+    "TOKEN=2fa-recovery-codes",
 }  # fmt: skip
 
 

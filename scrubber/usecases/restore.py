@@ -1,0 +1,288 @@
+"""The restore use case (`scrub restore`): which archive, into which config dir, and what becomes
+of the session already there.
+
+- `--to` must name a Claude Code config dir (issue 14): a typo used to create a whole new tree
+  and "restore" into it; a new one is made only with `create`.
+- `force` never destroys: what the archive would replace (a session that gained lines since it
+  was archived) goes to the trash first, whole, under the retention lock, and comes back with
+  `scrub undelete` (issue 14). The archive is decrypted and verified completely before that.
+- A session id restores the newest of its archives that the key given opens (issue 14: only
+  the newest was tried, whatever key it was made for); errors say which key each one needs.
+- One activity-log line per restore, without any value.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from scrubber import paths
+from scrubber.activity import append_activity
+from scrubber.archive.age import Identity
+from scrubber.archive.keys import X25519Identity, recipient_fingerprint
+from scrubber.archive.layout import ArchiveEntry, key_needed, list_archives
+from scrubber.archive.manifest import Manifest
+from scrubber.archive.restore import RestoreResult, restore_archive
+from scrubber.archive.verify import opens_with
+from scrubber.errors import KeyMaterialError, ScrubberError, UsageError, path_error_hint
+from scrubber.retention.apply import retention_lock
+from scrubber.retention.trash import trash_session
+from scrubber.transcript.metadata import read_metadata
+from scrubber.transcript.sessions import SessionInfo, discover
+
+__all__ = ["RestoreOutcome", "check_config_dir", "choose_version", "restore_session"]
+
+Warn = Callable[[str], None]
+
+# What Claude Code creates in its config dir (reference/claude-code.md, "Where things live"):
+# a folder holding none of these is not one, whatever its name.
+_CONFIG_MARKERS = (
+    "projects",
+    "settings.json",
+    ".claude.json",
+    "history.jsonl",
+    "file-history",
+    "todos",
+    "session-env",
+    "shell-snapshots",
+    "debug",
+    "statsig",
+    "plugins",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class RestoreOutcome:
+    result: RestoreResult
+    archive: Path
+    home: Path  # the scrubber folder of the config dir restored into (its trash)
+    trashed: Path | None = None  # the trash entry holding what `force` replaced
+
+
+def check_config_dir(path: Path, *, create: bool) -> None:
+    """Refuse a `--to` that is not a Claude Code config dir, unless `create` (then it may be a
+    new or empty folder, never a file)."""
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        mode = None
+    except OSError as error:
+        raise UsageError(
+            f"--to {path}: cannot look at it ({error.strerror})",
+            hint=path_error_hint(error, writing=False) or "check the path",
+        ) from None
+    if mode is not None and not stat.S_ISDIR(mode):
+        raise UsageError(
+            f"--to {path}: is not a folder", hint="--to names a Claude Code config directory"
+        )
+    if create:
+        return
+    if mode is not None and any(os.path.lexists(path / m) for m in _CONFIG_MARKERS):
+        return
+    what = "does not exist" if mode is None else "is not a Claude Code config directory"
+    raise UsageError(
+        f"--to {path}: {what}; nothing was restored",
+        hint="a config dir holds projects/ or settings.json: check the path, or add --create "
+        "to make a new one there",
+    )
+
+
+def _home_for(env: Mapping[str, str], config: Path) -> Path:
+    """Scrubber's folder for `config`: $SCRUB_HOME, else `<config>/scrubber`, so that
+    `CLAUDE_CONFIG_DIR=<config> scrub undelete` finds what a forced restore trashed."""
+    return paths.scrub_home({**env, "CLAUDE_CONFIG_DIR": str(config)})
+
+
+def _session_there(config: Path, project: str, session_id: str) -> tuple[SessionInfo, bool]:
+    """The session as it is in `config` now, and whether its transcript exists."""
+    for found in discover(config, metadata=False).by_id(session_id):
+        if found.project == project:
+            meta = read_metadata(found.transcript)
+            return (
+                replace(
+                    found,
+                    cwd=meta.cwd,
+                    title=meta.title,
+                    custom_title=meta.custom_title,
+                    tags=meta.tags,
+                    first_timestamp=meta.first_timestamp,
+                    last_timestamp=meta.last_timestamp,
+                ),
+                True,
+            )
+    transcript = paths.projects_dir(config) / project / f"{session_id}.jsonl"
+    return SessionInfo(session_id, project, transcript, config, size=0, mtime=0.0), False
+
+
+def _trash_what_is_there(
+    config: Path, home: Path, now: datetime, trashed: list[Path]
+) -> Callable[[Manifest, Sequence[str]], None]:
+    def make_room(manifest: Manifest, existing: Sequence[str]) -> None:
+        facts = manifest.session
+        with retention_lock(home):
+            session, whole = _session_there(config, facts.project, facts.session_id)
+            try:
+                slot = trash_session(
+                    session, config_dir=config, home=home, now=now, without_transcript=not whole
+                )
+            except ScrubberError as error:
+                # The same error (its type says the exit code), in words that say what for.
+                error.message = (
+                    f"cannot move the session there to the trash first: {error.message}; "
+                    "nothing was replaced"
+                )
+                raise
+            except OSError as error:
+                raise ScrubberError(
+                    f"cannot move the session there to the trash first: "
+                    f"{error.filename or home}: {error.strerror}; nothing was replaced",
+                    hint=path_error_hint(error),
+                ) from None
+        trashed.append(slot)
+
+    return make_room
+
+
+def _session_archives(value: str, archives_root: Callable[[], Path]) -> list[ArchiveEntry]:
+    """The archives of the session `value` names (an id or id prefix), newest first."""
+    root = archives_root()
+    entries = [e for e in list_archives(root) if e.session_id.startswith(value)]
+    sessions = {e.session_id for e in entries}
+    if not entries:
+        raise UsageError(
+            f"no archive file or archived session matches {value!r} in {root}",
+            hint="`scrub archives list` shows what is there",
+        )
+    if len(sessions) > 1:
+        raise UsageError(f"{len(sessions)} archived sessions match {value!r}; give more of the id")
+    usable = [e for e in entries if e.path.is_file()]
+    if not usable:
+        raise UsageError(f"the archives of {value!r} are missing their files")
+    return usable[::-1]
+
+
+def _fingerprints(identities: Sequence[Identity]) -> str:
+    named = [
+        f"key {recipient_fingerprint(i.recipient())}"
+        if isinstance(i, X25519Identity)
+        else "a passphrase"
+        for i in identities
+    ]
+    return ", ".join(dict.fromkeys(named))
+
+
+def _needs(entries: Sequence[ArchiveEntry], limit: int = 4) -> str:
+    told = "; ".join(f"{e.version} needs {key_needed(e)}" for e in entries[:limit])
+    return told + (f"; and {len(entries) - limit} older" if len(entries) > limit else "")
+
+
+def choose_version(
+    entries: Sequence[ArchiveEntry], identities: Sequence[Identity], warn: Warn
+) -> ArchiveEntry:
+    """The newest of a session's archives (`entries`, newest first) that `identities` open, with
+    a warning when newer ones need another key (issue 14: only the newest was tried). Without
+    any key, only the newest is considered: an older archive in clear is not a silent stand-in
+    for a forgotten -i."""
+    newest = entries[0]
+    if not identities:
+        if opens_with(newest.path, identities):
+            return newest
+        raise KeyMaterialError(
+            f"no key given to decrypt the archives of session {newest.session_id}",
+            hint=f"{_needs(entries[:1])}: pass -i IDENTITY_FILE (or --passphrase-file F)",
+        )
+    for index, entry in enumerate(entries):
+        if opens_with(entry.path, identities):
+            if index:
+                warn(
+                    f"restoring {entry.version}, the newest archive of session "
+                    f"{entry.session_id} that the key(s) given open; newer: "
+                    f"{_needs(entries[:index])}"
+                )
+            return entry
+    raise KeyMaterialError(
+        f"none of the {len(entries)} archive(s) of session {newest.session_id} opens with "
+        f"the key(s) given ({_fingerprints(identities)})",
+        hint=f"{_needs(entries)}; `scrub keygen -y KEY_FILE` prints a key's fingerprint",
+    )
+
+
+def resolve_archive(
+    value: str, identities: Sequence[Identity], archives_root: Callable[[], Path], warn: Warn
+) -> Path:
+    """An archive path as given, else the newest archive of the session it names that the
+    identities open."""
+    path = Path(value)
+    if path.exists() or os.sep in value or value.endswith((".age", ".gz")):
+        if not path.is_file():
+            raise UsageError(f"{value}: archive file not found")
+        return path
+    return choose_version(_session_archives(value, archives_root), identities, warn).path
+
+
+def restore_session(
+    env: Mapping[str, str],
+    archive: str,
+    identities: Sequence[Identity],
+    *,
+    archives_root: Callable[[], Path],
+    to: Path | None = None,
+    create: bool = False,
+    force: bool = False,
+    keep_mtime: bool = False,
+    now: datetime | None = None,
+    warn: Warn = lambda _message: None,
+) -> RestoreOutcome:
+    """Put an archived session back into `to` (default: the config dir of `env`)."""
+    moment = now or datetime.now(UTC)
+    if to is not None:
+        check_config_dir(to, create=create)
+    config = to if to is not None else paths.config_dir(env)
+    home = _home_for(env, config)
+    record: dict[str, Any] = {"time": moment.isoformat(), "event": "restore", "to": str(config)}
+    trashed: list[Path] = []
+    try:
+        path = resolve_archive(archive, identities, archives_root, warn)
+        record["archive"] = str(path)
+        result = restore_archive(
+            path,
+            identities,
+            config,
+            home=home,
+            force=force,
+            keep_mtime=keep_mtime,
+            now=moment.timestamp(),
+            make_room=_trash_what_is_there(config, home, moment, trashed) if force else None,
+        )
+    except ScrubberError as error:
+        record.update(exit=int(error.exit_code), error=error.message)
+        if trashed:
+            record["trashed"] = str(trashed[0])
+        _log(home, record, warn)
+        if trashed:  # placing failed after the session there went to the trash: say where
+            error.hint = (
+                f"the version that was there is in {trashed[0]}; `scrub undelete` brings it "
+                "back once its paths are free"
+            )
+        raise
+    facts = result.manifest.session
+    record.update(session=f"{facts.project}/{facts.session_id}", files=result.files, exit=0)
+    if trashed:
+        record.update(replaced=len(result.replaced), trashed=str(trashed[0]))
+    _log(home, record, warn)
+    return RestoreOutcome(result, path, home, trashed[0] if trashed else None)
+
+
+def _log(home: Path, record: Mapping[str, Any], warn: Warn) -> None:
+    # A restore refused before anything was written (an unknown session id) makes no folder.
+    if not home.is_dir():
+        return
+    try:
+        append_activity(home, record)
+    except OSError as error:
+        warn(f"could not write the activity log ({error.strerror})")
