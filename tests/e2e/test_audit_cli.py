@@ -467,4 +467,4 @@ def test_argument_errors_exit_2(world: World, scrub_in: Callable[..., Any]) -> N
         gone = scrub_in(world.sandbox, "audit")
     finally:
         moved.rename(world.sandbox.config)
-    assert gone.returncode == 2 and "no Claude Code config directory" in gone.stderr
+    assert gone.returncode == 2 and "is not a Claude Code config directory" in gone.stderr
