@@ -14,11 +14,15 @@ from typing import Any
 
 from scrubber import __version__
 from scrubber.cli.common import human_size
+from scrubber.cli.sarif_rules import project_url, rule_for
 from scrubber.detection.finding import Finding
 from scrubber.usecases.audit_report import AuditReport, FileAudit
 
 AUDIT_SCHEMA = "scrubber.audit/1"
-SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+# The official schema's own id (OASIS SARIF 2.1.0 Errata 01); tests validate against a copy of it.
+SARIF_SCHEMA = (
+    "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+)
 
 
 def masked_preview(finding: Finding) -> str:
@@ -92,20 +96,16 @@ def render_json(report: AuditReport, *, preview: bool = False) -> str:
     return json.dumps(audit_to_json(report, preview=preview), indent=2, ensure_ascii=False)
 
 
-def render_sarif(report: AuditReport) -> str:
+def render_sarif(report: AuditReport, *, url: str | None = None) -> str:
+    """SARIF 2.1.0; `url` is the project's (from the package metadata when not given): the
+    driver's `informationUri` and, with the README's findings section, each rule's `helpUri`."""
+    url = url or project_url()
     rules: dict[str, dict[str, Any]] = {}
     results = []
     for finding in report.findings:
         rule_id = finding.kind
-        rules.setdefault(
-            rule_id,
-            {
-                "id": rule_id,
-                "name": rule_id,
-                "shortDescription": {"text": f"Secret of kind {rule_id}"},
-                "defaultConfiguration": {"level": "error"},
-            },
-        )
+        if rule_id not in rules:
+            rules[rule_id] = rule_for(rule_id, url)
         where = f" at {finding.json_path}" if finding.json_path else ""
         src = f" in output of {finding.source}" if finding.source else ""
         results.append(
@@ -132,22 +132,14 @@ def render_sarif(report: AuditReport) -> str:
                 },
             }
         )
+    driver: dict[str, Any] = {"name": "scrubber", "version": __version__}
+    if url:
+        driver["informationUri"] = url
+    driver["rules"] = sorted(rules.values(), key=lambda r: r["id"])
     sarif = {
         "$schema": SARIF_SCHEMA,
         "version": "2.1.0",
-        "runs": [
-            {
-                "tool": {
-                    "driver": {
-                        "name": "scrubber",
-                        "version": __version__,
-                        "informationUri": "https://github.com/scrubber/scrubber",
-                        "rules": sorted(rules.values(), key=lambda r: r["id"]),
-                    }
-                },
-                "results": results,
-            }
-        ],
+        "runs": [{"tool": {"driver": driver}, "results": results}],
     }
     return json.dumps(sarif, indent=2)
 

@@ -19,9 +19,10 @@ import pytest
 
 from scrubber.archive.keys import generate_identity, write_identity_file
 from scrubber.demo import build_demo_config, demo_manifest
+from tests.skips import INSTALL_AGE
 
 AGE = shutil.which("age")
-needs_age = pytest.mark.skipif(AGE is None, reason="Debian's age is not on PATH")
+needs_age = pytest.mark.skipif(AGE is None, reason=INSTALL_AGE)
 FULL = "e3e70682-c209-4cac-a29f-6fbed82c07cd"  # the demo session with every kind of side file
 PROJECT = "-home-demo-work-shop-api"
 SECRETS = tuple(s.value for s in demo_manifest().secrets)

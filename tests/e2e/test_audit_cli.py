@@ -30,6 +30,7 @@ from scrubber.demo import (
     fake_github_token,
 )
 from scrubber.detection.placeholder import PLACEHOLDER_RE
+from tests.sarif_schema import validate_sarif
 
 pytestmark = pytest.mark.slow  # a few real processes
 
@@ -308,9 +309,14 @@ SARIF_SUBSET = {
 def test_sarif_is_a_sarif_2_1_0_log(
     as_sarif: dict[str, Any], as_json: tuple[Any, dict[str, Any]]
 ) -> None:
+    validate_sarif(as_sarif)  # the official OASIS schema (tests/data/sarif/)
     jsonschema.validate(as_sarif, SARIF_SUBSET)
     run = as_sarif["runs"][0]
     assert run["tool"]["driver"]["name"] == "scrubber"
+    assert "github.com/scrubber/scrubber" not in json.dumps(as_sarif)  # no made-up address
+    for rule in run["tool"]["driver"]["rules"]:
+        assert rule["fullDescription"]["text"] and rule["help"]["text"], rule["id"]
+        assert "scrub redact" in rule["help"]["text"]
     rule_ids = {rule["id"] for rule in run["tool"]["driver"]["rules"]}
     results = run["results"]
     assert {r["ruleId"] for r in results} == rule_ids

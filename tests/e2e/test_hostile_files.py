@@ -25,6 +25,7 @@ import pytest
 
 from scrubber import paths
 from scrubber.durable import UnsafeFolderError
+from tests.skips import INSTALL_HYPERSCAN
 
 FOREIGN_UID = 12345
 HANG = 20  # seconds: far more than any of these runs needs, far less than forever
@@ -390,7 +391,7 @@ def _plant_matching_nothing(cache: Path) -> None:
 
 
 def test_a_planted_prefilter_cache_is_not_trusted(sandbox, transcript_builder) -> None:
-    pytest.importorskip("hyperscan")
+    pytest.importorskip("hyperscan", reason=INSTALL_HYPERSCAN)
     transcript = session_file(sandbox.root / "in", transcript_builder)
     first = sandbox.scrub("audit", transcript, "--format", "json", timeout=60)
     assert first.returncode == 1, first.output

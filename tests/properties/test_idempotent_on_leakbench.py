@@ -15,6 +15,7 @@ from scrubber.detection.fingerprint import Fingerprinter
 from scrubber.detection.registry import build_detectors
 from scrubber.detection.scan import SecretScanner
 from scrubber.policy.model import Policy
+from tests.skips import needs_shared
 
 LEAKBENCH_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "leakbench" / "data"
 FILES = ("positives.jsonl", "generated_positives.jsonl")
@@ -30,9 +31,7 @@ def _texts() -> list[str]:
 
 
 TEXTS = _texts()
-pytestmark = pytest.mark.skipif(
-    not TEXTS, reason="leakbench's data (../shared/leakbench, beside the repository) is absent"
-)
+pytestmark = pytest.mark.skipif(not TEXTS, reason=needs_shared("leakbench"))
 SCANNER = SecretScanner(build_detectors(Policy.default()), Fingerprinter(b"k" * 32))
 CONTEXTS = (PLAIN, ScanContext(None, SourceKind.DOTENV, "/app/.env"))
 

@@ -50,6 +50,18 @@ _DROPPED = {
 }
 
 
+def install_claude_hint() -> str:
+    """What to do when no `claude` is found: the version .ci/install-claude.sh pins."""
+    script = ROOT / ".ci" / "install-claude.sh"
+    text = script.read_text(encoding="utf-8") if script.is_file() else ""
+    pinned = re.search(r"CLAUDE_CODE_VERSION:-([0-9][0-9.]*)", text)
+    version = f" {pinned.group(1)}" if pinned else ""
+    return (
+        f"set SCRUB_CLAUDE_BIN to the Claude Code{version} CLI (see .ci/install-claude.sh) "
+        "or put claude on PATH"
+    )
+
+
 def find_claude() -> tuple[Path | None, str]:
     """The `claude` binary to test, or None and why not."""
     configured = os.environ.get("SCRUB_CLAUDE_BIN", "")
@@ -60,7 +72,7 @@ def find_claude() -> tuple[Path | None, str]:
         return path, ""
     found = shutil.which("claude")
     if found is None:
-        return None, "Claude Code CLI not installed (set SCRUB_CLAUDE_BIN or put claude on PATH)"
+        return None, install_claude_hint()
     return Path(found), ""
 
 

@@ -28,15 +28,14 @@ from scrubber.archive.keys import (
     read_identities_file,
     write_identity_file,
 )
+from tests.skips import INSTALL_AGE, INSTALL_PYRAGE
 
 SIZES = [0, 1, 65535, 65536, 65537, 200_000, 5 * 1024 * 1024 + 3]
 SIZE_IDS = ["0", "1", "65535", "65536", "65537", "200000", "5MiB+3"]
 
 AGE = shutil.which("age")
 AGE_KEYGEN = shutil.which("age-keygen")
-needs_age = pytest.mark.skipif(
-    AGE is None or AGE_KEYGEN is None, reason="Debian's age / age-keygen are not on PATH"
-)
+needs_age = pytest.mark.skipif(AGE is None or AGE_KEYGEN is None, reason=INSTALL_AGE)
 sizes = pytest.mark.parametrize("size", SIZES, ids=SIZE_IDS)
 
 
@@ -69,7 +68,7 @@ def _run(*args: str, stdin: bytes | None = None) -> bytes:
 @pytest.fixture(scope="module")
 def keygen_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if AGE_KEYGEN is None:
-        pytest.skip("age-keygen is not on PATH")
+        pytest.skip(INSTALL_AGE)
     path = tmp_path_factory.mktemp("agekeys") / "key.txt"
     _run(AGE_KEYGEN, "-o", str(path))
     return path
@@ -158,7 +157,7 @@ def identity() -> X25519Identity:
 
 @sizes
 def test_pyrage_decrypts_our_files(identity: X25519Identity, size: int) -> None:
-    pyrage = pytest.importorskip("pyrage")
+    pyrage = pytest.importorskip("pyrage", reason=INSTALL_PYRAGE)
     blob = _encrypt_ours(_data(size), [identity.recipient()])
     their_identity = pyrage.x25519.Identity.from_str(identity.encode())
     assert pyrage.decrypt(blob, [their_identity]) == _data(size)
@@ -166,14 +165,14 @@ def test_pyrage_decrypts_our_files(identity: X25519Identity, size: int) -> None:
 
 @sizes
 def test_we_decrypt_pyrage_files(identity: X25519Identity, size: int) -> None:
-    pyrage = pytest.importorskip("pyrage")
+    pyrage = pytest.importorskip("pyrage", reason=INSTALL_PYRAGE)
     their_recipient = pyrage.x25519.Recipient.from_str(identity.recipient().encode())
     blob = pyrage.encrypt(_data(size), [their_recipient])
     assert _decrypt_ours(blob, [identity]) == _data(size)
 
 
 def test_pyrage_keys_load_here() -> None:
-    pyrage = pytest.importorskip("pyrage")
+    pyrage = pytest.importorskip("pyrage", reason=INSTALL_PYRAGE)
     from scrubber.archive.keys import parse_identity, parse_recipient
 
     theirs = pyrage.x25519.Identity.generate()
@@ -183,7 +182,7 @@ def test_pyrage_keys_load_here() -> None:
 
 @sizes
 def test_pyrage_decrypts_our_passphrase_files(size: int) -> None:
-    pyrage = pytest.importorskip("pyrage")
+    pyrage = pytest.importorskip("pyrage", reason=INSTALL_PYRAGE)
     # work_factor=10 keeps the test fast; the default (18) is asserted in test_age_keys.
     blob = _encrypt_ours(_data(size), [ScryptRecipient("test pass", work_factor=10)])
     assert age.read_header(io.BytesIO(blob)).stanza_types == ("scrypt",)

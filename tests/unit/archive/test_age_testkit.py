@@ -19,6 +19,7 @@ import pytest
 
 from scrubber.archive import age
 from scrubber.archive.keys import AnyIdentity, ScryptIdentity, parse_identity
+from tests.skips import needs_shared
 
 TESTKIT = Path(__file__).resolve().parents[3] / ".." / "shared" / "age-testkit"
 
@@ -101,7 +102,7 @@ def _run(vector: Vector) -> tuple[str, bytes]:
 )
 def test_vector(vector: Vector | None) -> None:
     if vector is None:
-        pytest.skip(f"age test vectors not found at {TESTKIT}")
+        pytest.skip(needs_shared("age-testkit"))
     if vector.skip_reason:
         pytest.skip(vector.skip_reason)
     outcome, released = _run(vector)
@@ -117,7 +118,7 @@ def test_vector(vector: Vector | None) -> None:
 def test_vector_coverage() -> None:
     """Say how many vectors ran and why the others were skipped; make sure most of them ran."""
     if not VECTORS:
-        pytest.skip(f"age test vectors not found at {TESTKIT}")
+        pytest.skip(needs_shared("age-testkit"))
     skipped = Counter(v.skip_reason for v in VECTORS if v.skip_reason)
     ran = [v for v in VECTORS if not v.skip_reason]
     by_outcome = Counter(v.expect for v in ran)

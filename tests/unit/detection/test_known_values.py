@@ -14,6 +14,7 @@ import pytest
 from scrubber.detection import known_values as kv
 from scrubber.detection.known_values import KnownValues, ValueInfo, propagates
 from scrubber.detection.prefilter import load_hyperscan
+from tests.skips import INSTALL_HYPERSCAN
 
 ENGINES = ["python", *(["hyperscan"] if load_hyperscan() is not None else [])]
 INFO = ValueInfo("aws-secret-access-key", "aws-secret-access-key", "ab" * 32)
@@ -127,7 +128,7 @@ def test_a_value_of_several_megabytes(engine: str) -> None:
 
 def test_engines_agree() -> None:
     if len(ENGINES) < 2:
-        pytest.skip("hyperscan is not installed")
+        pytest.skip(INSTALL_HYPERSCAN)
     rng = random.Random(6)
     values = [_token(rng, rng.randint(8, 90)) for _ in range(50)]
     pieces = [rng.choice(values) if rng.random() < 0.3 else _token(rng, 30) for _ in range(3000)]

@@ -28,9 +28,10 @@ from scrubber.detection.prefilter import (
 from scrubber.detection.registry import build_detectors
 from scrubber.errors import UsageError
 from scrubber.policy.model import Policy
+from tests.skips import INSTALL_HYPERSCAN
 
 HYPERSCAN = load_hyperscan()
-needs_hyperscan = pytest.mark.skipif(HYPERSCAN is None, reason="hyperscan is not installed")
+needs_hyperscan = pytest.mark.skipif(HYPERSCAN is None, reason=INSTALL_HYPERSCAN)
 
 
 def reference(literals: list[bytes], data: bytes) -> set[int]:
@@ -191,7 +192,7 @@ def test_pattern_set_engines_agree_on_any_bytes(data: bytes) -> None:
     from scrubber.detection.prefilter import PythonPatternSet, load_hyperscan, pattern_set
 
     if load_hyperscan() is None:
-        pytest.skip("hyperscan is not installed")
+        pytest.skip(INSTALL_HYPERSCAN)
     assert pattern_set(SHAPES).matching(data) == PythonPatternSet(SHAPES).matching(data)
 
 

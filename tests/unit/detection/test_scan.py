@@ -32,6 +32,7 @@ from scrubber.detection.scan import FoundSecret, LineScan, SecretScanner
 from scrubber.policy.model import Allowlist, Policy
 from scrubber.transcript.jsonl import LineProblem, RawLine, iter_raw_lines, parse_line
 from scrubber.transcript.records import json_pointer
+from tests.skips import INSTALL_HYPERSCAN
 
 KEY = bytes(range(32))
 DETECTORS = build_detectors(Policy.default())
@@ -429,7 +430,7 @@ def _file_findings(scanner: SecretScanner, path: Path) -> list[tuple[Any, ...]]:
     return out
 
 
-@pytest.mark.skipif(load_hyperscan() is None, reason="hyperscan is not installed")
+@pytest.mark.skipif(load_hyperscan() is None, reason=INSTALL_HYPERSCAN)
 def test_hyperscan_and_python_engines_find_the_same_secrets(tmp_path: Path) -> None:
     config = build_demo_config(tmp_path / "demo")
     large = write_large_transcript(tmp_path / "large.jsonl", 600_000, seed=3)

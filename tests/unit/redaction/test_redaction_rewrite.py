@@ -33,6 +33,7 @@ from scrubber.redaction.rewrite import (
     rewrite_json_line,
     rewrite_text_line,
 )
+from tests.skips import INSTALL_NODE, needs_shared
 
 SHARED = Path(__file__).resolve().parents[3] / ".." / "shared"
 PLACEHOLDER = make_placeholder("github-token", "3f9a1c2e" * 8)  # pragma: allowlist secret
@@ -450,7 +451,7 @@ TRICKY = [
 ]
 
 
-@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+@pytest.mark.skipif(shutil.which("node") is None, reason=INSTALL_NODE)
 def test_encoding_matches_javascript_json_stringify() -> None:
     # Claude Code writes its transcripts with JSON.stringify: a rewritten token must look like
     # one it wrote. Each input goes to node as an ASCII JSON document, so lone surrogates arrive.
@@ -523,7 +524,7 @@ def _string_leaves(value: Any, pointer: str = "") -> Iterator[tuple[str, str]]:
 def test_every_string_of_real_format_transcripts_can_be_rewritten_alone() -> None:
     carriers = sorted((SHARED / "leakbench" / "carriers").glob("*.jsonl"))[:1]
     if not carriers:
-        pytest.skip("../shared/leakbench is not here")
+        pytest.skip(needs_shared("leakbench"))
     lines = spliced = 0
     for raw in carriers[0].read_bytes().splitlines():
         try:

@@ -32,6 +32,7 @@ from scrubber.retention.schedule import (
     systemd_timer,
     user_unit_dir,
 )
+from tests.skips import INSTALL_FLOCK_SHUF, INSTALL_SYSTEMD_ANALYZE
 
 
 def fake_scrub(folder: Path) -> Path:
@@ -81,7 +82,7 @@ def test_specifiers_dollars_and_quotes_are_escaped(tmp_path: Path) -> None:
         systemd_service(["/opt/scrub"], {"SCRUB_HOME": "a\n[Service]\nExecStart=/bin/evil"})
 
 
-@pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="systemd-analyze not installed")
+@pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason=INSTALL_SYSTEMD_ANALYZE)
 def test_systemd_analyze_verifies_the_units(tmp_path: Path, scrub_with_space: Path) -> None:
     units = tmp_path / "units"
     env = {"CLAUDE_CONFIG_DIR": str(tmp_path / "my claude"), "SCRUB_HOME": str(tmp_path / "100%")}
@@ -98,7 +99,7 @@ def test_systemd_analyze_verifies_the_units(tmp_path: Path, scrub_with_space: Pa
     assert not re.search(r"Unknown|ignoring|Failed|bad unit", done.stderr), done.stderr
 
 
-@pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="systemd-analyze not installed")
+@pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason=INSTALL_SYSTEMD_ANALYZE)
 def test_the_check_itself_catches_a_broken_unit(tmp_path: Path, scrub_with_space: Path) -> None:
     units = tmp_path / "units"
     units.mkdir()
@@ -176,7 +177,7 @@ def test_cron_line_syntax_and_shape(tmp_path: Path) -> None:
 
 @pytest.mark.skipif(
     shutil.which("flock") is None or shutil.which("shuf") is None,
-    reason="needs util-linux flock and coreutils shuf",
+    reason=INSTALL_FLOCK_SHUF,
 )
 def test_cron_command_runs_under_sh(tmp_path: Path, scrub_with_space: Path) -> None:
     home = tmp_path / "home 100%"

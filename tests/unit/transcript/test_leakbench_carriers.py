@@ -11,6 +11,7 @@ from scrubber.transcript.chain import build_tree
 from scrubber.transcript.jsonl import read_lines
 from scrubber.transcript.metadata import read_metadata
 from scrubber.transcript.records import Record, ToolIndex, iter_records
+from tests.skips import needs_shared
 
 SHARED = Path(__file__).resolve().parents[3] / ".." / "shared"
 CARRIERS = sorted(
@@ -19,7 +20,7 @@ CARRIERS = sorted(
     if path.name != "truth.jsonl"  # the answer key, not a transcript
 )
 
-pytestmark = pytest.mark.skipif(not CARRIERS, reason="../shared/leakbench is not available")
+pytestmark = pytest.mark.skipif(not CARRIERS, reason=needs_shared("leakbench"))
 
 
 @pytest.mark.parametrize("path", CARRIERS, ids=lambda p: p.name)
