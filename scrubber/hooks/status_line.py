@@ -167,7 +167,12 @@ def status_segment(
         if changed:
             save_state(where, state)
         return render(state, color=color)
-    start_background_scan(transcript, session_id, env)
+    if not start_background_scan(transcript, session_id, env):
+        # One is running (lingering): it absorbs an append in milliseconds (see fastpath).
+        fresh = status_state.wait_for_scan(str(where), str(transcript), str(home))
+        caught_up = ScanState.from_json(fresh) if fresh is not None else None
+        if caught_up is not None:
+            return render(caught_up, color=color)
     return render(state, size=st.st_size, color=color)
 
 

@@ -57,7 +57,7 @@ FINGERPRINT_CHARS = 16
 BACKGROUND_STEP = 0.25  # seconds of scanning between two saves of the state (progress)
 
 
-BACKGROUND_POLL = 0.1  # seconds between two looks at the transcript while lingering (a stat)
+BACKGROUND_POLL = 0.05  # seconds between two looks at the transcript while lingering (a stat)
 
 
 BACKGROUND_LINGER = 300.0  # seconds the detached scan stays after the transcript went quiet
