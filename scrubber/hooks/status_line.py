@@ -92,6 +92,21 @@ def write_allowlist_state(policy: Policy, home: Path) -> Path:
     return target
 
 
+def allowlist_state_is_current(policy: Policy, home: Path) -> bool:
+    """The compiled allowlist says what the policy says. Judged by content, not by mtimes: a
+    policy touched or saved unchanged is no reason to recompile, and `write_allowlist_state`
+    keeps an unchanged file's mtime, so "older than the policy" stayed true after the fix
+    doctor printed (issue 14, item 9)."""
+    from scrubber.policy.model import compile_allowlist_json
+
+    try:
+        return bool(
+            json.loads(read_own(allowlist_state_file(home))) == compile_allowlist_json(policy)
+        )
+    except (OSError, ValueError):
+        return False
+
+
 def prune_states(home: Path, *, now: float, max_age_days: float = 30.0) -> int:
     """Remove state files of sessions not seen for `max_age_days`; returns how many."""
     removed = 0
