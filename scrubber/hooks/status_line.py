@@ -294,7 +294,13 @@ def main(
             previous = _Previous(args.wrap, data)
     segment = ""
     try:
-        segment = status_segment(data, environment, inline=args.inline, budget=args.budget)
+        segment = status_segment(
+            data,
+            environment,
+            inline=args.inline,
+            budget=args.budget,
+            color=status_state.wants_color(environment),
+        )
     except Exception as error:  # a status line prints nothing rather than fail
         detail = f" (errno {error.errno})" if isinstance(error, OSError) else ""
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())

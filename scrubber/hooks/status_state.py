@@ -35,6 +35,11 @@ MAX_INPUT_BYTES = 1 << 20
 _ID_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
 
 
+def wants_color(env: Mapping[str, str]) -> bool:
+    """No ANSI colours when `NO_COLOR` is set to anything but the empty string (no-color.org)."""
+    return not env.get("NO_COLOR")
+
+
 def valid_session_id(value: object) -> bool:
     """Claude Code's session ids are uuids; a few more characters are allowed for future
     shapes, but never a path separator, a leading dot or `..`: the id becomes a file name."""

@@ -538,10 +538,61 @@ def test_the_call_after_an_append_shows_what_the_lingering_scan_found(
         thread.join(timeout=30)
 
 
+def test_no_color_means_no_ansi_in_any_path(env: dict[str, str], demo: Path) -> None:
+    """NO_COLOR=1: the state-file answer, the full path and the shim as a process print plain
+    text (issue 14, item 20); an empty NO_COLOR does not count (no-color.org)."""
+    path = transcript_in(env, demo)
+    status_scan.run_background_scan(path, FULL, env, linger=0)
+    data = json.dumps({"session_id": FULL, "transcript_path": str(path)}).encode()
+    plain = {**env, "NO_COLOR": "1"}
+    segment = fastpath.fast_segment(data, plain)
+    assert segment is not None and segment.startswith("secrets: ") and "\x1b" not in segment
+    assert (fastpath.fast_segment(data, {**env, "NO_COLOR": ""}) or "").startswith("\x1b[31m")
+    out = io.StringIO()
+    status_line.main(["--inline"], stdin=io.BytesIO(data), stdout=out, env=plain)
+    assert out.getvalue().startswith("secrets: ") and "\x1b" not in out.getvalue()
+    shim = subprocess.run(
+        [sys.executable, "-S", str(ROOT / "hooks" / "status-line")],
+        input=data, capture_output=True, env={**os.environ, **plain}, check=True,
+    )  # fmt: skip
+    assert shim.stdout.startswith(b"secrets: ") and b"\x1b" not in shim.stdout
+
+
+def test_the_lingering_scan_is_bounded_even_while_the_file_keeps_growing(
+    env: dict[str, str],
+) -> None:
+    import threading
+
+    path = Path(env["CLAUDE_CONFIG_DIR"]) / "projects" / PROJECT / f"{FULL}.jsonl"
+    path.write_bytes(b'{"type":"user","message":{"content":"hi"}}\n')
+    stop = threading.Event()
+
+    def keep_appending() -> None:
+        while not stop.wait(0.05):
+            with path.open("ab") as handle:
+                handle.write(b'{"type":"user","message":{"content":"more"}}\n')
+
+    writer = threading.Thread(target=keep_appending)
+    writer.start()
+    try:
+        started = time.monotonic()
+        final = status_scan.run_background_scan(path, FULL, env, linger=60, max_seconds=1.0)
+        took = time.monotonic() - started
+    finally:
+        stop.set()
+        writer.join()
+    assert final is not None and took < 10  # ended at max_seconds, not after the linger
+    assert status_scan.BACKGROUND_MAX_SECONDS <= 6 * 3600
+
+
 def test_linger_comes_from_the_environment() -> None:
     assert status_scan._linger({status_scan.ENV_LINGER: "2.5"}) == 2.5
     assert status_scan._linger({status_scan.ENV_LINGER: "x"}) == status_scan.BACKGROUND_LINGER
     assert status_scan._linger({}) == status_scan.BACKGROUND_LINGER
+    assert status_scan._linger({status_scan.ENV_LINGER: "1e12"}) == status_scan.MAX_LINGER
+    assert status_scan._linger({status_scan.ENV_LINGER: "inf"}) == status_scan.MAX_LINGER
+    assert status_scan._linger({status_scan.ENV_LINGER: "nan"}) == status_scan.BACKGROUND_LINGER
+    assert status_scan._linger({status_scan.ENV_LINGER: "-5"}) == 0.0
 
 
 # -- the fast path ----------------------------------------------------------------------------
