@@ -12,7 +12,42 @@
 #   Running it twice registers once; `scrub uninstall` takes it back.
 # Options are those of `scrub install` (see `scrub install --help`); --dry-run shows the
 # settings diff without changing the settings (the environment is still created).
+# `./install.sh --help` prints the usage and the environment variables (PYTHON, SCRUB_VENV,
+# XDG_DATA_HOME) and does nothing else.
 set -eu
+
+usage() {
+  cat <<'EOF_USAGE'
+Usage: ./install.sh [scrub install options]     e.g. ./install.sh --recipient age1... --status-line
+
+Installs scrubber for this user (no sudo) and registers it with Claude Code:
+  1. creates scrubber's own Python environment and installs this checkout into it
+     (running the script again upgrades it);
+  2. links `scrub` into ~/.local/bin;
+  3. runs `scrub install [options]`: writes a default policy if there is none and merges the
+     hooks into Claude Code's settings.json, with a backup (`scrub uninstall` takes it back).
+
+Options are those of `scrub install` (after installing: `scrub install --help`); --dry-run
+shows the settings diff without changing the settings (the environment is still created).
+
+Environment:
+  PYTHON             the interpreter to build the environment with (default: python3; 3.11+)
+  SCRUB_VENV         where the environment goes
+                     (default: $XDG_DATA_HOME/scrubber/venv)
+  XDG_DATA_HOME      base of the default SCRUB_VENV (default: ~/.local/share)
+  CLAUDE_CONFIG_DIR  Claude Code's config directory (default: ~/.claude)
+  SCRUB_HOME         scrubber's own folder (default: $CLAUDE_CONFIG_DIR/scrubber)
+
+-h, --help           print this and do nothing else
+EOF_USAGE
+}
+
+for arg in "$@"; do
+  case $arg in
+    -h|--help) usage; exit 0 ;;
+    --) break ;;
+  esac
+done
 
 here=$(CDPATH= cd -- "$(dirname -- "$0")" && pwd)
 data_home=${XDG_DATA_HOME:-$HOME/.local/share}

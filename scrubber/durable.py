@@ -154,6 +154,24 @@ def _stat_ours(path: Path, *, is_home: bool) -> os.stat_result:
     return st
 
 
+def make_private_dirs(path: Path) -> Path:
+    """`mkdir -p` whose every new folder is 0700. `Path.mkdir(parents=True, mode=…)` gives the
+    mode to the last folder only, the parents get the umask's 0755: a fresh `~/.claude` that
+    `scrub install` made was open to others, and `doctor` then warned (issue 14, item 16).
+    Folders already there are left as they are."""
+    missing = []
+    probe = path
+    while not os.path.lexists(probe) and probe != probe.parent:
+        missing.append(probe)
+        probe = probe.parent
+    for folder in reversed(missing):
+        with contextlib.suppress(FileExistsError):
+            folder.mkdir(mode=PRIVATE_DIR_MODE)
+    if not path.is_dir():
+        path.mkdir()  # raises what mkdir -p would (a file in the way)
+    return path
+
+
 def _make_or_check(path: Path, *, is_home: bool) -> None:
     """Create `path` as 0700, or check the folder already there and take group and others'
     read access away."""
@@ -181,13 +199,13 @@ def ensure_private_dir(path: Path, home: Path) -> Path:
     root = _absolute(home)
     target = _absolute(path)
     if not _is_within(target, root):
-        target.mkdir(parents=True, exist_ok=True, mode=PRIVATE_DIR_MODE)
+        make_private_dirs(target)
         st = target.stat()
         shared = st.st_mode & stat.S_ISVTX or st.st_uid != os.geteuid()
         if st.st_mode & 0o077 and not shared:
             target.chmod(PRIVATE_DIR_MODE)
         return path
-    root.parent.mkdir(parents=True, exist_ok=True)
+    make_private_dirs(root.parent)
     for folder in _chain(target, root):
         _make_or_check(folder, is_home=folder == root)
     return path

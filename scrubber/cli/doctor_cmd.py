@@ -23,9 +23,9 @@ from typing import Annotated
 import typer
 
 from scrubber import paths
-from scrubber.cli import common
+from scrubber.cli import common, doctor_plugin
 from scrubber.errors import ExitCode, ScrubberError
-from scrubber.hooks import status_scan
+from scrubber.hooks import status_line, status_scan
 from scrubber.hooks.spool import Spool, SpoolState
 from scrubber.install import launchers, settings, settings_file
 from scrubber.install import record as install_record
@@ -84,7 +84,7 @@ def check_config_dir(config: Path) -> Iterator[Check]:
         yield Check("permissions", Level.WARN, warning)
 
 
-def check_hooks(config: Path) -> list[Check]:
+def check_hooks(config: Path, home: Path | None = None) -> list[Check]:
     checks: list[Check] = []
     path = settings_file.settings_file(config)
     try:
@@ -94,13 +94,17 @@ def check_hooks(config: Path) -> list[Check]:
         return checks
     data = current.data
     commands = settings.has_session_end_hook(data)
-    plugins = data.get("enabledPlugins")
-    plugin_on = isinstance(plugins, dict) and any(
-        str(name).split("@")[0] == "scrubber" and enabled for name, enabled in plugins.items()
-    )
     if not commands:
-        if plugin_on:
-            checks.append(Check("SessionEnd hook", Level.OK, "provided by the scrubber plugin"))
+        if doctor_plugin.plugin_enabled(data, config):
+            checks.append(Check("SessionEnd hook", Level.OK, "registered by the scrubber plugin"))
+        elif home is not None and doctor_plugin.hook_has_run(home):
+            checks.append(
+                Check(
+                    "SessionEnd hook",
+                    Level.OK,
+                    f"not in {path}, but it runs: registered by a plugin (or --plugin-dir)",
+                )
+            )
         else:
             checks.append(
                 Check(
@@ -198,17 +202,12 @@ def check_policy(env: Mapping[str, str], home: Path) -> tuple[list[Check], Polic
     destination = policy.archive.destination_in(home)
     checks.append(_writable("archive folder", destination))
     allowlist = status_scan.allowlist_state_file(home)
-    policy_file = loaded.path
-    try:
-        stale = policy_file is not None and policy_file.stat().st_mtime > allowlist.stat().st_mtime
-    except OSError:
-        stale = True
-    if stale:
+    if not status_line.allowlist_state_is_current(policy, home):
         checks.append(
             Check(
                 "status-line allowlist",
                 Level.WARN,
-                f"{allowlist} is missing or older than the policy",
+                f"{allowlist} is missing or does not match the policy's allowlist",
                 "run `scrub install` (or `scrub worker`) to compile it again",
             )
         )
@@ -227,7 +226,7 @@ def _writable(name: str, folder: Path) -> Check:
     )
 
 
-def check_spool(home: Path, now: float) -> list[Check]:
+def check_spool(home: Path, now: float, *, worker_can_run: bool = True) -> list[Check]:
     spool = Spool(home)
     pending = spool.jobs(SpoolState.PENDING)
     active = spool.jobs(SpoolState.ACTIVE)
@@ -239,7 +238,18 @@ def check_spool(home: Path, now: float) -> list[Check]:
         oldest = min(s.job.ended_at for s in [*pending, *active])
         age = now - oldest
         waiting = [s for s in pending if s.job.last_error]
-        if age > STALE_JOB_SECONDS:
+        if not worker_can_run:
+            checks.append(
+                Check(
+                    "spool",
+                    Level.WARN,
+                    f"{len(pending) + len(active)} job(s) waiting for an install: scrubber is "
+                    "not installed for any Python here, so no worker processes them",
+                    "run install.sh (from the plugin's folder or a checkout); the worker then "
+                    "processes the waiting jobs",
+                )
+            )
+        elif age > STALE_JOB_SECONDS:
             reason = f" (last error: {waiting[0].job.last_error})" if waiting else ""
             checks.append(
                 Check(
@@ -265,12 +275,23 @@ def check_spool(home: Path, now: float) -> list[Check]:
     return checks
 
 
-def check_worker(home: Path) -> Check:
+def check_worker(home: Path, env: Mapping[str, str] | None = None) -> Check:
     """The interpreter the hook starts the worker with can import what the worker needs."""
     record = install_record.read_record(home)
     python = record.get("python")
     if not python:
-        return Check("worker", Level.INFO, "no install record: the plugin's hook finds the worker")
+        found = doctor_plugin.plugin_worker_python(os.environ if env is None else env)
+        if found is None:
+            return Check(
+                "worker",
+                Level.WARN,
+                "scrubber is not installed for any Python here: the plugin's hook queues "
+                "sessions, and nothing processes them",
+                "run install.sh (it makes scrubber's own environment)",
+            )
+        if not found.endswith(os.sep + "python"):  # python3 on PATH, checked for the libraries
+            return Check("worker", Level.OK, f"the plugin's hook runs it with {found}")
+        python = found
     if not Path(str(python)).exists():
         return Check(
             "worker",
@@ -414,11 +435,12 @@ def run_checks(env: Mapping[str, str], now: datetime) -> list[Check]:
     config = paths.config_dir(env)
     home = paths.scrub_home(env)
     checks = list(check_config_dir(config))
-    checks += check_hooks(config)
+    checks += check_hooks(config, home)
     policy_checks, policy = check_policy(env, home)
     checks += policy_checks
-    checks += check_spool(home, now.timestamp())
-    checks.append(check_worker(home))
+    worker = check_worker(home, env)
+    checks += check_spool(home, now.timestamp(), worker_can_run=worker.level is not Level.WARN)
+    checks.append(worker)
     checks += check_leftovers(config, home, policy)
     if config.is_dir():
         checks += check_cleanup(config, home, policy, now)

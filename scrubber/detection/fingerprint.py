@@ -14,7 +14,7 @@ import os
 import secrets
 from pathlib import Path
 
-from scrubber.durable import PRIVATE_DIR_MODE, PRIVATE_FILE_MODE
+from scrubber.durable import PRIVATE_FILE_MODE, make_private_dirs
 from scrubber.errors import ConfigError
 from scrubber.paths import open_regular
 
@@ -57,7 +57,7 @@ def read_or_create_key(path: Path) -> bytes:
             f"the fingerprint key {path} is damaged (too short)",
             "delete it; a new key changes every fingerprint, so update allowlist fingerprints",
         )
-    path.parent.mkdir(parents=True, exist_ok=True, mode=PRIVATE_DIR_MODE)
+    make_private_dirs(path.parent)
     key = secrets.token_bytes(KEY_BYTES)
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, PRIVATE_FILE_MODE)

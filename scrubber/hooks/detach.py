@@ -13,7 +13,7 @@ import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from scrubber.durable import PRIVATE_DIR_MODE, PRIVATE_FILE_MODE
+from scrubber.durable import PRIVATE_FILE_MODE, make_private_dirs
 
 
 def spawn_detached(argv: Sequence[str], env: Mapping[str, str], log_path: Path, cwd: Path) -> int:
@@ -23,7 +23,7 @@ def spawn_detached(argv: Sequence[str], env: Mapping[str, str], log_path: Path, 
     than the whole fork, and the child needs nothing subprocess offers. The child is never
     waited for; when the hook exits it is re-parented, so no zombie stays behind.
     """
-    log_path.parent.mkdir(parents=True, exist_ok=True, mode=PRIVATE_DIR_MODE)
+    make_private_dirs(log_path.parent)
     log_fd = os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, PRIVATE_FILE_MODE)
     null_fd = os.open(os.devnull, os.O_RDWR)
     program = argv[0]

@@ -29,6 +29,8 @@ from scrubber.hooks.status_state import (
     state_path,
     transcript_in_projects,
     valid_session_id,
+    wait_for_scan,
+    wants_color,
 )
 
 TYPE_CHECKING = False
@@ -64,17 +66,25 @@ def fast_segment(data: bytes, env: Mapping[str, str]) -> str | None:
     findings = state.get("findings")
     if not isinstance(findings, dict):
         return None
+    color = wants_color(env)
     if is_current(state, st, stamp(home)):
-        return render(findings, offset=state["offset"], size=state["size"])
+        return render(findings, offset=state["offset"], size=state["size"], color=color)
     if scan_running(where):
-        # The transcript grew (or was rewritten) and the lingering scan is at it already:
-        # show what is known; the next call shows what it found.
+        # The transcript grew (or was rewritten) and the lingering scan is at it already: it
+        # takes a few milliseconds, so wait for it (bounded); else show what is known, and the
+        # next call (or the refreshInterval's) shows what it found.
+        fresh = wait_for_scan(where, transcript, home)
+        if fresh is not None:
+            return render(
+                fresh["findings"], offset=fresh["offset"], size=fresh["size"], color=color
+            )
         return render(
             findings,
             offset=state["offset"],
             size=state["size"],
             partial=bool(state.get("partial")),
             current_size=st.st_size,
+            color=color,
         )
     return None
 

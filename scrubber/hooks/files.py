@@ -14,7 +14,7 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
-from scrubber.durable import PRIVATE_DIR_MODE, PRIVATE_FILE_MODE
+from scrubber.durable import PRIVATE_FILE_MODE, make_private_dirs
 from scrubber.hooks.status_state import valid_session_id
 
 __all__ = ["append_log_line", "fsync_dir", "valid_session_id", "write_json_atomic"]
@@ -70,7 +70,7 @@ def append_log_line(path: Path, line: str) -> None:
     One `write` on an O_APPEND descriptor: lines from concurrent hooks never interleave.
     """
     data = (line.rstrip("\n") + "\n").encode("utf-8", errors="replace")
-    path.parent.mkdir(parents=True, exist_ok=True, mode=PRIVATE_DIR_MODE)
+    make_private_dirs(path.parent)
     with contextlib.suppress(OSError):
         if path.stat().st_size > LOG_ROTATE_BYTES:
             path.replace(path.with_name(path.name + ".1"))

@@ -122,6 +122,8 @@ def worker_command(
     venvs = []
     if env.get(ENV_VENV):
         venvs.append(Path(env[ENV_VENV]).expanduser())
+    if env.get("XDG_DATA_HOME"):  # install.sh's default is ${XDG_DATA_HOME:-~/.local/share}/…
+        venvs.append(Path(env["XDG_DATA_HOME"]).expanduser() / "scrubber" / "venv")
     home = env.get("HOME")
     if home:
         venvs.append(Path(home) / DEFAULT_VENV)

@@ -92,6 +92,21 @@ def write_allowlist_state(policy: Policy, home: Path) -> Path:
     return target
 
 
+def allowlist_state_is_current(policy: Policy, home: Path) -> bool:
+    """The compiled allowlist says what the policy says. Judged by content, not by mtimes: a
+    policy touched or saved unchanged is no reason to recompile, and `write_allowlist_state`
+    keeps an unchanged file's mtime, so "older than the policy" stayed true after the fix
+    doctor printed (issue 14, item 9)."""
+    from scrubber.policy.model import compile_allowlist_json
+
+    try:
+        return bool(
+            json.loads(read_own(allowlist_state_file(home))) == compile_allowlist_json(policy)
+        )
+    except (OSError, ValueError):
+        return False
+
+
 def prune_states(home: Path, *, now: float, max_age_days: float = 30.0) -> int:
     """Remove state files of sessions not seen for `max_age_days`; returns how many."""
     removed = 0
@@ -167,7 +182,12 @@ def status_segment(
         if changed:
             save_state(where, state)
         return render(state, color=color)
-    start_background_scan(transcript, session_id, env)
+    if not start_background_scan(transcript, session_id, env):
+        # One is running (lingering): it absorbs an append in milliseconds (see fastpath).
+        fresh = status_state.wait_for_scan(str(where), str(transcript), str(home))
+        caught_up = ScanState.from_json(fresh) if fresh is not None else None
+        if caught_up is not None:
+            return render(caught_up, color=color)
     return render(state, size=st.st_size, color=color)
 
 
@@ -274,7 +294,13 @@ def main(
             previous = _Previous(args.wrap, data)
     segment = ""
     try:
-        segment = status_segment(data, environment, inline=args.inline, budget=args.budget)
+        segment = status_segment(
+            data,
+            environment,
+            inline=args.inline,
+            budget=args.budget,
+            color=status_state.wants_color(environment),
+        )
     except Exception as error:  # a status line prints nothing rather than fail
         detail = f" (errno {error.errno})" if isinstance(error, OSError) else ""
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())

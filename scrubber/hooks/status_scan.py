@@ -57,10 +57,13 @@ FINGERPRINT_CHARS = 16
 BACKGROUND_STEP = 0.25  # seconds of scanning between two saves of the state (progress)
 
 
-BACKGROUND_POLL = 0.1  # seconds between two looks at the transcript while lingering (a stat)
+BACKGROUND_POLL = 0.05  # seconds between two looks at the transcript while lingering (a stat)
 
 
 BACKGROUND_LINGER = 300.0  # seconds the detached scan stays after the transcript went quiet
+
+
+MAX_LINGER = 3600.0  # the most SCRUB_STATUS_LINE_LINGER may ask for
 
 
 BACKGROUND_MAX_SECONDS = 6 * 3600.0
@@ -378,10 +381,16 @@ def _try_lock(path: Path) -> int | None:
 
 
 def _linger(env: Mapping[str, str]) -> float:
+    """Seconds to linger: `SCRUB_STATUS_LINE_LINGER`, within [0, MAX_LINGER], else the default."""
     try:
-        return max(0.0, float(env.get(ENV_LINGER, "")))
+        value = float(env.get(ENV_LINGER, ""))
     except ValueError:
         return BACKGROUND_LINGER
+    import math
+
+    if math.isnan(value):
+        return BACKGROUND_LINGER
+    return min(MAX_LINGER, max(0.0, value))
 
 
 def run_background_scan(

@@ -35,6 +35,11 @@ MAX_INPUT_BYTES = 1 << 20
 _ID_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
 
 
+def wants_color(env: Mapping[str, str]) -> bool:
+    """No ANSI colours when `NO_COLOR` is set to anything but the empty string (no-color.org)."""
+    return not env.get("NO_COLOR")
+
+
 def valid_session_id(value: object) -> bool:
     """Claude Code's session ids are uuids; a few more characters are allowed for future
     shapes, but never a path separator, a leading dot or `..`: the id becomes a file name."""
@@ -170,6 +175,43 @@ def scan_running(state: str) -> bool:
     finally:
         os.close(fd)  # also drops the lock if we took it
     return False
+
+
+FRESH_WAIT = 0.25  # seconds a call waits for a running scan to absorb what was appended
+FRESH_POLL = 0.01
+
+
+def wait_for_scan(where: str, transcript: str, home: str, timeout: float = FRESH_WAIT) -> Any:
+    """The state (its JSON form) once the running detached scan has caught up with the
+    transcript, or None after `timeout` seconds or when no scan runs any more.
+
+    Claude Code calls the status line after an event and not again while idle (unless
+    `refreshInterval` is set): when Claude reads a `.env` and answers at once, the call that
+    follows the answer is the last one for a while. The lingering scan absorbs an append in well
+    under a tenth of a second, so waiting that long lets this call show what it found instead
+    of the next one (issue 14, item 5)."""
+    import time
+
+    current = stamp(home)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        time.sleep(FRESH_POLL)
+        state = read_json(where)
+        try:
+            st = os.stat(transcript)
+        except OSError:
+            return None
+        if (
+            isinstance(state, dict)
+            and state.get("format") == STATE_FORMAT
+            and state.get("path") == transcript
+            and isinstance(state.get("findings"), dict)
+            and is_current(state, st, current)
+        ):
+            return state
+        if not scan_running(where):
+            return None
+    return None
 
 
 def stamp(home: str) -> str:

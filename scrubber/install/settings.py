@@ -24,6 +24,12 @@ Settings = dict[str, Any]
 MAX_SESSION_END_TIMEOUT = 60
 
 
+# Seconds between the status line's runs while Claude Code is idle. Without it Claude Code runs
+# the command only on events, so a secret read just before an answer showed only at the next
+# event (issue 14, item 5); a call with nothing new costs a few milliseconds.
+STATUS_LINE_REFRESH_SECONDS = 5
+
+
 # What --take-over-cleanup writes; defined beside the reader of cleanupPeriodDays, whose
 # forecast (`scrub sessions`) must know a sweep that is taken over.
 TAKE_OVER_DAYS = claude_settings.TAKE_OVER_DAYS
@@ -154,7 +160,9 @@ def install_status_line(
     current = result.get("statusLine")
     if isinstance(current, dict) and is_ours(current.get("command")):
         previous_command = wrapped_command(str(current["command"]))
-        result["statusLine"] = {**current, "command": make_command(previous_command)}
+        updated = {**current, "command": make_command(previous_command)}
+        updated.setdefault("refreshInterval", STATUS_LINE_REFRESH_SECONDS)  # an older install's
+        result["statusLine"] = updated
         return result, None
     previous_command = None
     if isinstance(current, dict) and current.get("type", "command") == "command":
@@ -171,6 +179,7 @@ def install_status_line(
         ours = {**current, **ours}
     else:
         ours["padding"] = 0
+    ours.setdefault("refreshInterval", STATUS_LINE_REFRESH_SECONDS)
     result["statusLine"] = ours
     return result, copy.deepcopy(current) if isinstance(current, dict) else None
 

@@ -47,7 +47,7 @@ def test_audit_redact_verify_on_a_real_transcript(box: Box) -> None:
     ]
     assert unfound == [], f"audit missed {unfound}"
     kinds = {f["kind"] for f in findings}
-    assert {"aws-access-key-id", "github-token", "anthropic-api-key"} <= kinds, kinds
+    assert {"aws-access-key", "github-token", "anthropic-api-key"} <= kinds, kinds
     # Each tool output is stored twice (tool_result and toolUseResult); audit sees both.
     printenv_places = {
         f["json_path"]

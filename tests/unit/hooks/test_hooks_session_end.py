@@ -172,6 +172,11 @@ def test_worker_command_prefers_the_given_interpreter_then_the_venv(
     (home_venv / "python").symlink_to(python)
     found = session_end.worker_command({"HOME": str(tmp_path / "home")})
     assert found is not None and found[0][0] == str(home_venv / "python")
+    xdg_venv = tmp_path / "xdg" / "scrubber" / "venv" / "bin"  # where install.sh puts it then
+    xdg_venv.mkdir(parents=True)
+    (xdg_venv / "python").symlink_to(python)
+    found = session_end.worker_command({"XDG_DATA_HOME": str(tmp_path / "xdg"), "HOME": "/none"})
+    assert found is not None and found[0][0] == str(xdg_venv / "python")
 
 
 def test_worker_command_uses_this_interpreter_only_when_it_has_the_dependencies(

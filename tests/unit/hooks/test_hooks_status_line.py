@@ -84,7 +84,7 @@ def test_a_full_scan_finds_what_audit_finds(env: dict[str, str], demo: Path) -> 
     path = transcript_in(env, demo)
     state = scan_all(path, env)
     assert kinds_of(state) == expected_kinds(path, env)
-    assert {"dotenv-value", "github-token", "aws-access-key-id"} <= set(state.findings)
+    assert {"dotenv-value", "github-token", "aws-access-key"} <= set(state.findings)
     assert state.offset == state.size == path.stat().st_size
     assert not state.behind and not state.partial
 
@@ -220,8 +220,8 @@ def test_state_files_hold_fingerprints_and_kinds_never_values(
     ("findings", "offset", "size", "expected"),
     [
         ({}, 10, 10, ""),
-        ({"aws-access-key-id": ["a"], "dotenv-value": ["b", "c"]}, 10, 10,
-         "secrets: 3 (dotenv-value, aws-access-key-id)"),
+        ({"aws-access-key": ["a"], "dotenv-value": ["b", "c"]}, 10, 10,
+         "secrets: 3 (dotenv-value, aws-access-key)"),
         ({"a": ["1"], "b": ["2"], "c": ["3"], "d": ["4"]}, 10, 10, "secrets: 4 (a, b, c, +1)"),
         ({"x": ["1"], "y": ["1"]}, 10, 10, "secrets: 1 (x, y)"),  # one value, two kinds
         ({}, 0, 50 << 20, "scrub: catching up 0%"),
@@ -451,10 +451,148 @@ def test_the_background_scan_lingers_and_absorbs_appends(env: dict[str, str], de
     assert final is not None and kinds_of(final) == expected_kinds(path, env)
 
 
+def _aws_key_id_with_digits() -> str:
+    """An AWS access key id whose body holds digits outside base32 (0, 1, 8, 9): audit's
+    detect-secrets plugin takes those, and our rule missed them (issue 14, item 5)."""
+    import random
+
+    rng = random.Random(5)
+    body = "".join(rng.choice("ABCDEFGHJKLMNPQRSTUVWXYZ0123456789") for _ in range(14))
+    return "AK" + "IA" + body + "18"
+
+
+def _read_dotenv_lines(text: str) -> bytes:
+    call = {
+        "type": "assistant",
+        "uuid": "a1",
+        "sessionId": FULL,
+        "message": {
+            "role": "assistant",
+            "content": [
+                {"type": "tool_use", "id": "t1", "name": "Read", "input": {"file_path": "/w/.env"}}
+            ],
+        },
+    }
+    result = {
+        "type": "user",
+        "uuid": "u1",
+        "parentUuid": "a1",
+        "sessionId": FULL,
+        "message": {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "     1\t" + text}],
+        },
+        "toolUseResult": {"type": "text", "file": {"filePath": "/w/.env", "content": text}},
+    }
+    return b"".join(json.dumps(r).encode() + b"\n" for r in (call, result))  # fmt: skip
+
+
+def test_the_status_line_and_audit_report_the_same_kind_for_an_aws_key(
+    env: dict[str, str],
+) -> None:
+    from scrubber.detection.registry import full_detectors
+
+    path = Path(env["CLAUDE_CONFIG_DIR"]) / "projects" / PROJECT / f"{FULL}.jsonl"
+    path.write_bytes(_read_dotenv_lines(f"AWS_ACCESS_KEY_ID={_aws_key_id_with_digits()}\n"))
+    key = read_or_create_key(fingerprint_key_file(home(env)))
+    scanner = SecretScanner(full_detectors(), Fingerprinter(key), None, engine="python")
+    audited = {f.kind for f in audit([ScanTarget(path, True)], scanner).findings}
+    assert "aws-access-key" in audited
+    assert set(kinds_of(scan_all(path, env))) == audited
+
+
+def test_the_call_after_an_append_shows_what_the_lingering_scan_found(
+    env: dict[str, str],
+) -> None:
+    """Claude reads a .env and answers at once: the call after the answer may be the last one
+    for a while, so it waits (briefly) for the running scan instead of showing the old state."""
+    import threading
+
+    path = Path(env["CLAUDE_CONFIG_DIR"]) / "projects" / PROJECT / f"{FULL}.jsonl"
+    path.write_bytes(b'{"type":"user","message":{"content":"hi"}}\n')
+    where = status_scan.state_file(home(env), FULL, path)
+    thread = threading.Thread(
+        target=lambda: status_scan.run_background_scan(path, FULL, env, linger=3.0)
+    )
+    thread.start()
+    try:
+        started = time.monotonic()
+        while (
+            (saved := status_scan.load_state(where)) is None
+            or saved.behind
+            or (saved.offset != path.stat().st_size)
+        ):
+            assert time.monotonic() - started < 20
+            time.sleep(0.02)
+        data = json.dumps({"session_id": FULL, "transcript_path": str(path)}).encode()
+        assert fastpath.fast_segment(data, env) == ""  # clean so far
+        with path.open("ab") as handle:
+            handle.write(_read_dotenv_lines(f"AWS_ACCESS_KEY_ID={_aws_key_id_with_digits()}\n"))
+        segment = fastpath.fast_segment(data, env)  # the very next call
+        assert segment is not None and "secrets: 1 (aws-access-key)" in segment
+        with path.open("ab") as handle:
+            handle.write(_read_dotenv_lines("TOKEN=x\n"))
+        line = status_line.status_segment(data, env, color=False)  # the --wrap path too
+        assert line == "secrets: 1 (aws-access-key)"
+    finally:
+        thread.join(timeout=30)
+
+
+def test_no_color_means_no_ansi_in_any_path(env: dict[str, str], demo: Path) -> None:
+    """NO_COLOR=1: the state-file answer, the full path and the shim as a process print plain
+    text (issue 14, item 20); an empty NO_COLOR does not count (no-color.org)."""
+    path = transcript_in(env, demo)
+    status_scan.run_background_scan(path, FULL, env, linger=0)
+    data = json.dumps({"session_id": FULL, "transcript_path": str(path)}).encode()
+    plain = {**env, "NO_COLOR": "1"}
+    segment = fastpath.fast_segment(data, plain)
+    assert segment is not None and segment.startswith("secrets: ") and "\x1b" not in segment
+    assert (fastpath.fast_segment(data, {**env, "NO_COLOR": ""}) or "").startswith("\x1b[31m")
+    out = io.StringIO()
+    status_line.main(["--inline"], stdin=io.BytesIO(data), stdout=out, env=plain)
+    assert out.getvalue().startswith("secrets: ") and "\x1b" not in out.getvalue()
+    shim = subprocess.run(
+        [sys.executable, "-S", str(ROOT / "hooks" / "status-line")],
+        input=data, capture_output=True, env={**os.environ, **plain}, check=True,
+    )  # fmt: skip
+    assert shim.stdout.startswith(b"secrets: ") and b"\x1b" not in shim.stdout
+
+
+def test_the_lingering_scan_is_bounded_even_while_the_file_keeps_growing(
+    env: dict[str, str],
+) -> None:
+    import threading
+
+    path = Path(env["CLAUDE_CONFIG_DIR"]) / "projects" / PROJECT / f"{FULL}.jsonl"
+    path.write_bytes(b'{"type":"user","message":{"content":"hi"}}\n')
+    stop = threading.Event()
+
+    def keep_appending() -> None:
+        while not stop.wait(0.05):
+            with path.open("ab") as handle:
+                handle.write(b'{"type":"user","message":{"content":"more"}}\n')
+
+    writer = threading.Thread(target=keep_appending)
+    writer.start()
+    try:
+        started = time.monotonic()
+        final = status_scan.run_background_scan(path, FULL, env, linger=60, max_seconds=1.0)
+        took = time.monotonic() - started
+    finally:
+        stop.set()
+        writer.join()
+    assert final is not None and took < 10  # ended at max_seconds, not after the linger
+    assert status_scan.BACKGROUND_MAX_SECONDS <= 6 * 3600
+
+
 def test_linger_comes_from_the_environment() -> None:
     assert status_scan._linger({status_scan.ENV_LINGER: "2.5"}) == 2.5
     assert status_scan._linger({status_scan.ENV_LINGER: "x"}) == status_scan.BACKGROUND_LINGER
     assert status_scan._linger({}) == status_scan.BACKGROUND_LINGER
+    assert status_scan._linger({status_scan.ENV_LINGER: "1e12"}) == status_scan.MAX_LINGER
+    assert status_scan._linger({status_scan.ENV_LINGER: "inf"}) == status_scan.MAX_LINGER
+    assert status_scan._linger({status_scan.ENV_LINGER: "nan"}) == status_scan.BACKGROUND_LINGER
+    assert status_scan._linger({status_scan.ENV_LINGER: "-5"}) == 0.0
 
 
 # -- the fast path ----------------------------------------------------------------------------

@@ -20,6 +20,7 @@ from scrubber.install.record import read_record
 from scrubber.install.report import InstallOptions
 from scrubber.install.run import _set_policy_days, install, uninstall
 from scrubber.install.settings import (
+    STATUS_LINE_REFRESH_SECONDS,
     TAKE_OVER_DAYS,
     add_session_end_hook,
     has_session_end_hook,
@@ -116,6 +117,28 @@ def make_status(previous: str | None) -> str:
     return OUR_STATUS + (f" --wrap '{previous}'" if previous else "")
 
 
+def test_status_line_sets_a_refresh_interval_and_keeps_the_users_own() -> None:
+    """Claude Code runs the status line only on events unless refreshInterval is set: without
+    it a secret read just before an answer showed only at the next event (issue 14, item 5)."""
+    fresh, _ = install_status_line({}, make_status)
+    assert fresh["statusLine"]["refreshInterval"] == STATUS_LINE_REFRESH_SECONDS
+    theirs, _ = install_status_line(
+        {"statusLine": {"type": "command", "command": "~/sl.sh", "refreshInterval": 30}},
+        make_status,
+    )
+    assert theirs["statusLine"]["refreshInterval"] == 30
+    # An install from before this setting: reinstalling adds it, once.
+    older = {"statusLine": {"type": "command", "command": OUR_STATUS, "padding": 0}}
+    upgraded, none = install_status_line(older, make_status)
+    assert none is None
+    assert upgraded["statusLine"]["refreshInterval"] == STATUS_LINE_REFRESH_SECONDS
+    assert install_status_line(upgraded, make_status)[0] == upgraded
+    kept, _ = install_status_line(
+        {"statusLine": {**older["statusLine"], "refreshInterval": 2}}, make_status
+    )
+    assert kept["statusLine"]["refreshInterval"] == 2
+
+
 def test_status_line_wraps_the_existing_one_and_keeps_its_options() -> None:
     settings = {
         "statusLine": {"type": "command", "command": "~/sl.sh", "padding": 2, "refreshInterval": 5}
@@ -134,7 +157,12 @@ def test_status_line_wraps_the_existing_one_and_keeps_its_options() -> None:
 def test_status_line_without_one_and_user_replacements() -> None:
     result, previous = install_status_line({}, make_status)
     assert previous is None
-    assert result == {"statusLine": {"type": "command", "command": OUR_STATUS, "padding": 0}}
+    assert result == {
+        "statusLine": {
+            "type": "command", "command": OUR_STATUS, "padding": 0,
+            "refreshInterval": STATUS_LINE_REFRESH_SECONDS,
+        }
+    }  # fmt: skip
     assert remove_status_line(result, None) == {}
     theirs = {"statusLine": {"type": "command", "command": "mine"}}
     assert remove_status_line(theirs, None) == theirs  # replaced since: kept

@@ -8,6 +8,7 @@ from rule_cases import B62, B64, CREDENTIALS, UPPER_B32, Case, check, fake, ids,
 from scrubber.detection.rules import aws
 
 KEY_ID = join("AK", "IA", fake(UPPER_B32, 16, "aws"))
+DIGIT_KEY_ID = join("AK", "IA", fake(UPPER_B32, 14, "aws-digits"), "09")
 TEMP_KEY_ID = join("AS", "IA", fake(UPPER_B32, 16, "sts"))
 SECRET = fake(B64, 40, "aws-secret")
 SESSION = join("IQoJb3JpZ2lu", "X2Vj", fake(B64, 300, "session"))
@@ -18,6 +19,8 @@ CASES: list[Case] = [
     pos(aws.AWS_ACCESS_KEY_ID, f'{{"AccessKeyId": "{TEMP_KEY_ID}"}}', TEMP_KEY_ID),
     pos(aws.AWS_ACCESS_KEY_ID, f"export AWS_ACCESS_KEY_ID={KEY_ID}\\nnext", KEY_ID,
         note="JSON-escaped line"),
+    pos(aws.AWS_ACCESS_KEY_ID, f"id {DIGIT_KEY_ID} ok", DIGIT_KEY_ID,
+        note="digits outside base32, as detect-secrets' AWSKeyDetector takes them"),
     neg(aws.AWS_ACCESS_KEY_ID, f"X{KEY_ID}", note="glued to a word"),
     neg(aws.AWS_ACCESS_KEY_ID, "Asia/Tokyo is a timezone; ASIAN markets"),
     neg(aws.AWS_ACCESS_KEY_ID, f"{KEY_ID[:-1]}", note="too short"),
