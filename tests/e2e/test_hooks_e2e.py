@@ -251,15 +251,8 @@ def test_two_hooks_for_one_session_make_one_job_and_one_archive(world: World) ->
     world.wait_for(drained_alone)
     assert runs[-1].returncode == 0, runs[-1].stderr
     assert len(world.archives()) == 1
-    # The second hook finds the first job still queued (a duplicate), or, on a slow machine,
-    # already done: then its own job archives nothing new. Either way one archive, no failure
-    # (the duplicate itself: tests/unit/hooks/test_hooks_session_end.py).
-    log = (world.home / "log" / "hook.log").read_text()
-    done = [r for r in world.activity() if r.get("event") == "done"]
-    assert "duplicate" in log or len(done) == 2, (log, done)
-    assert not (world.home / "spool" / "failed").exists() or not any(
-        (world.home / "spool" / "failed").iterdir()
-    )
+    # The first job was still queued when the second hook came (no worker ran before it).
+    assert "duplicate" in (world.home / "log" / "hook.log").read_text()
 
 
 @pytest.mark.slow
