@@ -12,8 +12,8 @@ from scrubber.detection.detect_secrets_adapter import (
     DetectSecretsDetector,
     DetectSecretsShapeDetector,
 )
+from scrubber.detection.registry import build_detectors
 from scrubber.detection.rules.catalog import ALL_RULES
-from scrubber.pipeline import build_detectors
 from scrubber.policy.detectors import DETECT_SECRETS_NAMES, DETECTOR_NAMES, RULE_NAMES
 from scrubber.policy.model import DetectionPolicy, Policy
 
