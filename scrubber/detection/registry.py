@@ -107,3 +107,39 @@ def build_light_scanner(
         engine="auto",
         cache_dir=paths.prefilter_cache_dir(home),
     )
+
+
+# The structured rules that also run live, beside the token patterns: a connection string's
+# password and a PEM private key have shapes no decoy of leakbench takes
+# (tests/properties/test_live_decoys.py proves it for the whole live set).
+LIVE_STRUCTURED = ("connection-string-password", "pem-private-key")
+
+
+def live_detectors(names: Iterable[str] = (), disabled: Iterable[str] = ()) -> tuple[Detector, ...]:
+    """What the live hooks run (PostToolUse, UserPromptSubmit): the token patterns of the light
+    set (their matches are the same in any context) and `LIVE_STRUCTURED`; never a context-only
+    or label-based rule, whose precision on tool output no decoy test has proven. `names`, when
+    given (the policy's `live.detectors`), narrows the set to those."""
+    from scrubber.detection.rules.base import PatternRule
+
+    chosen = set(names)
+    return tuple(
+        d
+        for d in light_detectors(disabled)
+        if not d.context_only
+        and (isinstance(d, PatternRule) or d.name in LIVE_STRUCTURED)
+        and (not chosen or d.name in chosen)
+    )
+
+
+def build_live_scanner(
+    home: Path, key: bytes, allowlist: Allowlist, detectors: tuple[Detector, ...]
+) -> SecretScanner:
+    """The live hooks' scanner: `live_detectors`, with the allowlist the installer compiled."""
+    return SecretScanner(
+        detectors,
+        Fingerprinter(key),
+        allowlist,
+        engine="auto",
+        cache_dir=paths.prefilter_cache_dir(home),
+    )
