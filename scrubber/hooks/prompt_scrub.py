@@ -127,7 +127,7 @@ def scrub_main(path: Path, env: Mapping[str, str]) -> int:
         start = time.monotonic()
         masked = 0
         quiet_since: float | None = None
-        while time.monotonic() - start < linger:
+        while True:  # at least one pass, then until quiet or `linger` seconds have passed
             count, blocked = scrub_transcript(path, scanner)
             masked += count
             now = time.monotonic()
@@ -136,6 +136,8 @@ def scrub_main(path: Path, env: Mapping[str, str]) -> int:
             elif quiet_since is None:
                 quiet_since = now
             elif now - quiet_since >= QUIET_SECONDS:
+                break
+            if now - start >= linger:
                 break
             time.sleep(POLL_SECONDS)
         live_common.log(home, "user-prompt-submit", f"transcript scrubbed: {masked} secret(s)")
