@@ -78,7 +78,8 @@ def load_live_settings(home: Path) -> LiveSettings:
     data = _read_json(live_settings_file(home))
     source = data if data is not None else _read_json(paths.state_dir(home) / ALLOWLIST_FILE)
     live = LivePolicy()
-    allowlist, disabled = Allowlist(), ()
+    allowlist: Allowlist = Allowlist()
+    disabled: tuple[str, ...] = ()
     if data is not None:
         with contextlib.suppress(PolicyValueError):
             live = live_from_json(data)

@@ -258,6 +258,9 @@ class Worker:
             return  # reported per job below
         with contextlib.suppress(OSError):
             status_line.write_allowlist_state(policy, self.home)
+            from scrubber.hooks.live_common import write_live_settings
+
+            write_live_settings(policy, self.home)
             status_line.prune_states(self.home, now=self.clock.time())
 
     def _ready_jobs(self) -> list[Job]:
