@@ -160,6 +160,29 @@ def check_hooks(config: Path) -> list[Check]:
     return checks
 
 
+def check_live_hooks(config: Path) -> list[Check]:
+    """The live hooks (`scrub install --live`) in the user settings."""
+    try:
+        data = settings_file.read_settings(settings_file.settings_file(config)).data
+    except ScrubberError:
+        return []  # check_hooks reported it
+    checks = []
+    for event in ("PostToolUse", "UserPromptSubmit"):
+        if settings.event_hook_commands(data, event):
+            checks.append(Check(f"live hook {event}", Level.OK, "installed"))
+        else:
+            checks.append(
+                Check(
+                    f"live hook {event}",
+                    Level.INFO,
+                    "not installed in settings.json (the plugin registers it too)",
+                    "`scrub install --live` masks secrets in tool output and blocks prompts "
+                    "that hold one",
+                )
+            )
+    return checks
+
+
 def check_policy(env: Mapping[str, str], home: Path) -> tuple[list[Check], Policy | None]:
     from scrubber.policy.load import load_policy
 
@@ -415,6 +438,7 @@ def run_checks(env: Mapping[str, str], now: datetime) -> list[Check]:
     home = paths.scrub_home(env)
     checks = list(check_config_dir(config))
     checks += check_hooks(config)
+    checks += check_live_hooks(config)
     policy_checks, policy = check_policy(env, home)
     checks += policy_checks
     checks += check_spool(home, now.timestamp())
