@@ -109,26 +109,26 @@ def build_light_scanner(
     )
 
 
-# The structured rules that also run live, beside the token patterns: a connection string's
-# password and a PEM private key have shapes no decoy of leakbench takes
-# (tests/properties/test_live_decoys.py proves it for the whole live set).
-LIVE_STRUCTURED = ("connection-string-password", "pem-private-key")
+def _token_rules() -> tuple[Detector, ...]:
+    """The catalog's vendor token formats (its first group, up to the structured secrets), PEM
+    and other private keys, and connection-string passwords: secrets recognised by their own
+    shape, whatever surrounds them."""
+    from scrubber.detection.rules import connection_string, private_key
+
+    first_structured = ALL_RULES.index(private_key.RULES[0])
+    return (*ALL_RULES[:first_structured], *private_key.RULES, *connection_string.RULES)
 
 
 def live_detectors(names: Iterable[str] = (), disabled: Iterable[str] = ()) -> tuple[Detector, ...]:
-    """What the live hooks run (PostToolUse, UserPromptSubmit): the token patterns of the light
-    set (their matches are the same in any context) and `LIVE_STRUCTURED`; never a context-only
-    or label-based rule, whose precision on tool output no decoy test has proven. `names`, when
-    given (the policy's `live.detectors`), narrows the set to those."""
-    from scrubber.detection.rules.base import PatternRule
-
+    """What the live hooks run (PostToolUse, UserPromptSubmit): the token rules of the light set
+    (`_token_rules`); never a context-only, label-based or command-line-flag rule, whose
+    precision on tool output no decoy test has proven (tests/properties/test_live_decoys.py
+    proves the set's). `names`, when given (the policy's `live.detectors`), narrows the set."""
     chosen = set(names)
     return tuple(
         d
-        for d in light_detectors(disabled)
-        if not d.context_only
-        and (isinstance(d, PatternRule) or d.name in LIVE_STRUCTURED)
-        and (not chosen or d.name in chosen)
+        for d in enabled(_token_rules(), disabled)
+        if not d.context_only and (not chosen or d.name in chosen)
     )
 
 

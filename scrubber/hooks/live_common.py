@@ -47,21 +47,42 @@ def live_settings_file(home: Path) -> Path:
 
 def write_live_settings(policy: Policy, home: Path) -> Path:
     """Compile `policy.live` (and the allowlist) into `state/live.json` for the live hooks."""
+    from scrubber.detection.registry import live_detectors
+    from scrubber.hooks.live_gate import compile_gate
+
     target = live_settings_file(home)
     paths.ensure_private_dir(target.parent, home)
-    write_json_atomic(target, compile_live_json(policy))
+    data = compile_live_json(policy)
+    detectors = live_detectors(policy.live.detectors, policy.detection.disabled_detectors)
+    data["gate"] = compile_gate(detectors)
+    write_json_atomic(target, data)
     return target
 
 
 class LiveSettings:
     """What the live hooks were told by the policy (defaults when nothing was compiled)."""
 
-    __slots__ = ("allowlist", "disabled", "live")
+    __slots__ = ("allowlist", "disabled", "gate", "live")
 
-    def __init__(self, live: LivePolicy, allowlist: Allowlist, disabled: tuple[str, ...]) -> None:
+    def __init__(
+        self,
+        live: LivePolicy,
+        allowlist: Allowlist,
+        disabled: tuple[str, ...],
+        gate: dict[str, Any] | None = None,
+    ) -> None:
         self.live = live
         self.allowlist = allowlist
         self.disabled = disabled
+        self.gate = gate  # live_gate's quick condition, compiled with these settings
+
+    def may_hold_secret(self, data: bytes) -> bool:
+        """False only when the compiled gate proves no live detector can match in `data`."""
+        if self.gate is None:
+            return True
+        from scrubber.hooks.live_gate import may_hold_secret
+
+        return may_hold_secret(data, self.gate)
 
 
 def _read_json(path: Path) -> dict[str, Any] | None:
@@ -80,13 +101,17 @@ def load_live_settings(home: Path) -> LiveSettings:
     live = LivePolicy()
     allowlist: Allowlist = Allowlist()
     disabled: tuple[str, ...] = ()
+    gate = None
     if data is not None:
         with contextlib.suppress(PolicyValueError):
             live = live_from_json(data)
+            from scrubber.hooks.live_gate import valid_gate
+
+            gate = data.get("gate") if valid_gate(data.get("gate")) else None
     if source is not None:
         with contextlib.suppress(PolicyValueError):
             allowlist, disabled = allowlist_from_json(source)
-    return LiveSettings(live, allowlist, disabled)
+    return LiveSettings(live, allowlist, disabled, gate)
 
 
 def build_scanner(home: Path, settings: LiveSettings) -> Any:
@@ -99,12 +124,17 @@ def build_scanner(home: Path, settings: LiveSettings) -> Any:
     return build_live_scanner(home, key, settings.allowlist, detectors)
 
 
-def read_payload(stream: IO[bytes] | None, expected_event: str) -> dict[str, Any]:
-    """The hook's stdin as a JSON object; raises Ignored (bad, huge, another event)."""
+def read_stdin(stream: IO[bytes] | None) -> bytes:
+    """The hook's stdin, bounded; raises Ignored when it is too large."""
     stream = stream if stream is not None else sys.stdin.buffer
     data = b"" if stream.isatty() else stream.read(MAX_INPUT_BYTES + 1)
     if len(data) > MAX_INPUT_BYTES:
         raise Ignored(f"input larger than {MAX_INPUT_BYTES >> 20} MiB")
+    return data
+
+
+def read_payload(data: bytes, expected_event: str) -> dict[str, Any]:
+    """The hook's stdin as a JSON object; raises Ignored (bad, another event)."""
     if not data.strip():
         raise Ignored("empty input")
     try:

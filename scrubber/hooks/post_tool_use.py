@@ -32,13 +32,12 @@ from scrubber import paths
 from scrubber.hooks import live_common
 from scrubber.hooks.live_common import Ignored, LiveSettings
 from scrubber.policy.model import LiveMode, LiveOnError
-from scrubber.usecases.live import (
-    Masked,
-    mask_text,
-    mask_tool_output,
-    scans_tool,
-    withhold_tool_output,
-)
+
+# The use case (and with it the detection code) is imported only when the quick gate
+# (live_gate.py) says the payload may hold a secret: most calls never pay for it.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from scrubber.usecases.live import Masked
 
 HOOK = "post-tool-use"
 EVENT = "PostToolUse"
@@ -80,6 +79,7 @@ def side_file(payload: Mapping[str, Any], response: Any, config: Path) -> Path |
 def rewrite_side_file(path: Path, scanner: Any) -> tuple[Masked, ...]:
     """Mask the secrets of a persisted output in place: temp file, 0600, fsync, rename."""
     from scrubber.durable import atomic_write
+    from scrubber.usecases.live import mask_text
 
     with paths.open_regular(path, follow=False) as stream:
         st = os.fstat(stream.fileno())
@@ -111,13 +111,35 @@ def _record(payload: Mapping[str, Any], item: Masked, where: str, mode: LiveMode
     }
 
 
-def run(payload: Mapping[str, Any], env: Mapping[str, str], settings: LiveSettings) -> Any:
-    """The replacement output to print, or None. Raises Ignored."""
+def scans_tool(name: object) -> bool:
+    from scrubber.usecases.live import scans_tool as scans
+
+    return scans(name)
+
+
+def mask_tool_output(value: Any, scanner: Any) -> Any:
+    from scrubber.usecases.live import mask_tool_output as mask
+
+    return mask(value, scanner)
+
+
+def run(
+    payload: Mapping[str, Any],
+    env: Mapping[str, str],
+    settings: LiveSettings,
+    data: bytes | None = None,
+) -> Any:
+    """The replacement output to print, or None. Raises Ignored. `data`: the raw payload, for
+    the quick gate."""
     home = paths.scrub_home(env)
     mode = settings.live.post_tool_use
     if mode is LiveMode.OFF:
         raise Ignored("live.post_tool_use is off")
     tool = payload.get("tool_name")
+    response = payload.get("tool_response")
+    side_named = isinstance(response, dict) and "persistedOutputPath" in response
+    if data is not None and not side_named and not settings.may_hold_secret(data):
+        return None  # no live detector can match anywhere in it
     if not scans_tool(tool):
         raise Ignored(f"tool {str(tool)[:40]!r} is not one whose output is scanned")
     if "tool_response" not in payload:
@@ -157,8 +179,9 @@ def main(
     settings = live_common.load_live_settings(home)
     payload: Mapping[str, Any] = {}
     try:
-        payload = live_common.read_payload(stdin, EVENT)
-        output = run(payload, environment, settings)
+        data = live_common.read_stdin(stdin)
+        payload = live_common.read_payload(data, EVENT)
+        output = run(payload, environment, settings, data)
         if output is not None:
             live_common.emit(_answer(output), stdout)
     except Ignored as why:
@@ -183,6 +206,8 @@ def _failed(
         + ("withheld (live.on_error: block)" if blocking else "passed through unchanged"),
     )
     if blocking:
+        from scrubber.usecases.live import withhold_tool_output
+
         with contextlib.suppress(Exception):  # nothing more a hook can do
             live_common.emit(_answer(withhold_tool_output(payload["tool_response"])), stdout)
 

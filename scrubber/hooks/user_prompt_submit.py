@@ -24,7 +24,6 @@ from scrubber import paths
 from scrubber.hooks import live_common
 from scrubber.hooks.live_common import Ignored, LiveSettings
 from scrubber.policy.model import LiveMode, LiveOnError
-from scrubber.usecases.live import block_reason, prompt_secrets
 
 HOOK = "user-prompt-submit"
 EVENT = "UserPromptSubmit"
@@ -43,6 +42,10 @@ def run(payload: Mapping[str, Any], env: Mapping[str, str], settings: LiveSettin
     prompt = payload.get("prompt")
     if not isinstance(prompt, str):
         raise Ignored("no prompt")
+    if not settings.may_hold_secret(prompt.encode("utf-8", errors="surrogatepass")):
+        return None
+    from scrubber.usecases.live import block_reason, prompt_secrets
+
     found = prompt_secrets(prompt, live_common.build_scanner(home, settings))
     if not found:
         return None
@@ -91,7 +94,7 @@ def main(
     home = paths.scrub_home(environment)
     settings = live_common.load_live_settings(home)
     try:
-        payload = live_common.read_payload(stdin, EVENT)
+        payload = live_common.read_payload(live_common.read_stdin(stdin), EVENT)
         reason = run(payload, environment, settings)
         if reason is not None:
             live_common.emit({"decision": "block", "reason": reason}, stdout)

@@ -254,3 +254,32 @@ def test_the_shim_runs_the_hook_and_imports_nothing_heavy(env: dict[str, str]) -
     assert done.stderr.decode().strip() == "[]"
     out = json.loads(done.stdout)["hookSpecificOutput"]["updatedToolOutput"]
     assert token not in json.dumps(out) and "[REDACTED:github-token:" in out["stdout"]
+
+
+def test_the_quick_gate_passes_every_secret_the_scanner_finds(env: dict[str, str]) -> None:
+    """With state/live.json compiled, a payload the gate rejects is answered without the
+    detection code; the gate is a necessary condition: what the scanner masks, it lets by."""
+    from scrubber.demo import fakes
+    from scrubber.hooks.live_common import build_scanner, load_live_settings
+    from scrubber.hooks.live_gate import may_hold_secret
+
+    home = Path(env["SCRUB_HOME"])
+    write_live_settings(Policy(), home)
+    settings = load_live_settings(home)
+    assert settings.gate is not None
+    scanner = build_scanner(home, settings)
+    rng = random.Random(1)
+    makers = [getattr(fakes, n) for n in dir(fakes) if n.startswith("fake_") and n != "fake_uuid"]
+    for make in makers:
+        try:
+            value = make(rng)
+        except TypeError:
+            continue
+        if not isinstance(value, str):
+            continue
+        raw = json.dumps({"tool_response": {"stdout": f"x {value} y"}}).encode()
+        if scanner.scan_text(f"x {value} y"):
+            assert may_hold_secret(raw, settings.gate), make.__name__
+    token, _ = secrets()
+    assert answer(env, payload(env, "Bash", {"stdout": token, "stderr": ""})) is not None
+    assert answer(env, payload(env, "Bash", {"stdout": "plain words", "stderr": ""})) is None
