@@ -117,3 +117,28 @@ def test_the_blocked_prompt_records_are_scrubbed(env: dict[str, str]) -> None:
     assert path.stat().st_mode & 0o777 == 0o600
     scanner = build_scanner(Path(env["SCRUB_HOME"]), load_live_settings(Path(env["SCRUB_HOME"])))
     assert prompt_scrub.scrub_transcript(path, scanner) == (0, True)  # idempotent
+
+
+def test_the_shim_blocks_and_imports_nothing_heavy(env: dict[str, str]) -> None:
+    import os
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[3]
+    forbidden = ("detect_secrets", "typer", "click", "yaml", "cryptography")
+    data = json.dumps(
+        {"session_id": SESSION, "hook_event_name": "UserPromptSubmit", "prompt": f"x {token()}"}
+    ).encode()
+    shim = str(root / "hooks" / "user-prompt-submit")
+    probe = (
+        "import runpy, sys; sys.argv = ['user-prompt-submit']\n"
+        f"try:\n    runpy.run_path({shim!r}, run_name='__main__')\n"
+        "except SystemExit:\n    pass\n"
+        f"sys.stderr.write(repr(sorted(m for m in {forbidden!r} if m in sys.modules)))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], input=data, capture_output=True,
+        env={**os.environ, **env}, check=True,
+    )  # fmt: skip
+    assert done.stderr.decode().strip() == "[]"
+    assert json.loads(done.stdout)["decision"] == "block"
