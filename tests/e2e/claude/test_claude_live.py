@@ -72,3 +72,26 @@ def test_a_prompt_with_a_secret_is_blocked_and_scrubbed(box: Box) -> None:
     assert "[REDACTED:github-token:" in text
     for line in text.splitlines():
         json.loads(line)
+
+
+def test_a_failing_command_is_the_documented_gap_and_audit_covers_it(box: Box) -> None:
+    """A command that fails fires PostToolUseFailure, where no replacement is possible: its
+    output reaches the API unchanged (the gap README.md documents). `scrub audit` still finds
+    the secret in the transcript, and `scrub redact` removes it from the copy."""
+    secret = fake_github_token(random.Random(13))
+    box.scrub_ok("install", "--live")
+    script = [
+        tool_turn("Bash", command="printenv DEPLOY_KEY; exit 3", description="fails"),
+        text_turn("Done."),
+    ]
+    run = box.claude("Try it.", script=script, env={"DEPLOY_KEY": secret})
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert any(secret in r.text() for r in box.api.main_requests())  # the gap, as documented
+    audit = box.scrub("audit", "--format", "json")
+    assert audit.returncode == 1 and secret not in audit.stdout + audit.stderr
+    kinds = {f["kind"] for f in json.loads(audit.stdout)["findings"]}
+    assert "github-token" in kinds
+    redact = box.scrub("redact", "--session", run.session_id)
+    assert redact.returncode == 0, redact.stderr[-2000:]
+    copies = [p for p in box.scrub_home.rglob("*.jsonl") if "redacted" in p.parts]
+    assert copies and all(secret not in p.read_text() for p in copies)
