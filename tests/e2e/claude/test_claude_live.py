@@ -95,3 +95,18 @@ def test_a_failing_command_is_the_documented_gap_and_audit_covers_it(box: Box) -
     assert redact.returncode == 0, redact.stderr[-2000:]
     copies = [p for p in box.scrub_home.rglob("*.jsonl") if "redacted" in p.parts]
     assert copies and all(secret not in p.read_text() for p in copies)
+
+
+def test_the_plugin_masks_tool_output_too(box: Box) -> None:
+    """`claude --plugin-dir <repo>`: the plugin's hooks.json runs the post-tool-use shim."""
+    from .conftest import ROOT
+
+    secret = fake_github_token(random.Random(14))
+    (box.project / ".env").write_text(f"GITHUB_TOKEN={secret}\n")
+    script = [tool_turn("Read", file_path=str(box.project / ".env")), text_turn("Done.")]
+    run = box.claude("Read it.", "--plugin-dir", str(ROOT), script=script)
+    assert run.returncode == 0, run.stderr[-2000:]
+    bodies = [r.text() for r in box.api.main_requests()]
+    assert not any(secret in body for body in bodies)
+    assert "[REDACTED:github-token:" in bodies[-1]
+    assert secret not in box.transcript(run.session_id).read_text()
