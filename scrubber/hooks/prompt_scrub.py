@@ -27,7 +27,9 @@ SCRUBBED_TYPES = frozenset({"queue-operation", "system", "last-prompt"})
 BLOCKED_MARK = b"blocked by hook"
 LINGER_SECONDS = 10.0
 POLL_SECONDS = 0.2
-QUIET_SECONDS = 1.0  # once the blocked record is scrubbed, stop after this long without change
+# Once the blocked record is scrubbed, stop after this long without a change: `last-prompt`
+# can come later, at the session's end (the worker scrubs it then, as a backstop).
+QUIET_SECONDS = 3.0
 ENV_LINGER = "SCRUB_PROMPT_SCRUB_LINGER"
 
 
