@@ -113,6 +113,83 @@ def bench_hooks(world: Path, env: dict[str, str], n: int) -> dict[str, object]:
     return {name: percentiles(values) for name, values in samples.items()}
 
 
+def tool_output(size: int, rng_seed: int = 5) -> str:
+    """About `size` bytes of what a Bash or Read output looks like: code, paths, logs, git SHAs
+    and uuids (shapes that must not be masked)."""
+    import hashlib
+    import random
+
+    rng = random.Random(rng_seed)
+    lines: list[str] = []
+    total = 0
+    i = 0
+    while total < size:
+        sha = hashlib.sha1(str(i).encode()).hexdigest()  # noqa: S324 - a git-like id, not security
+        line = rng.choice(
+            (
+                f"src/app/module_{i % 97}.py:{i % 400}: def handler_{i}(request): return "
+                f"jsonify({{'id': '{uuid.UUID(int=rng.getrandbits(128))}', 'status': 'ok'}})",
+                f"{sha} Merge pull request #{i} from team/feature-{i % 13}",
+                f"2026-12-01T10:{i % 60:02d}:00Z INFO worker[{i % 8}] processed job {i} in {i % 977} ms",
+                f"    assert response.status_code == 200, response.text  # line {i}",
+            )
+        )
+        lines.append(line)
+        total += len(line) + 1
+        i += 1
+    return "\n".join(lines)
+
+
+def bench_post_tool_use(env: dict[str, str], n: int) -> dict[str, object]:
+    """The PostToolUse launcher (`scrub install --live`) on Bash outputs of 100 KB and 1 MB,
+    without and with one secret in them, against `python -c pass` in the same rounds."""
+    import random
+
+    from scrubber.demo.fakes import fake_github_token
+
+    config = Path(env["CLAUDE_CONFIG_DIR"])
+    settings = json.loads((config / "settings.json").read_text())
+    command = settings["hooks"]["PostToolUse"][0]["hooks"][0]["command"]
+    secret = fake_github_token(random.Random(9))
+
+    def payload(size: int, with_secret: bool) -> bytes:
+        text = tool_output(size)
+        if with_secret:
+            middle = len(text) // 2
+            text = text[:middle] + f"\nGITHUB_TOKEN={secret}\n" + text[middle:]
+        return json.dumps(
+            {"session_id": "bench", "transcript_path": str(config / "projects" / PROJECT / "b.jsonl"),
+             "hook_event_name": "PostToolUse", "tool_name": "Bash", "tool_use_id": "toolu_b",
+             "tool_input": {"command": "cat big.log"},
+             "tool_response": {"stdout": text, "stderr": "", "interrupted": False, "isImage": False}}
+        ).encode()  # fmt: skip
+
+    python = sys.executable
+    inputs = {size: (payload(size, False), payload(size, True)) for size in (100_000, 1_000_000)}
+    variants: dict[str, tuple[list[str] | str, bytes]] = {
+        "python -c pass": ([python, "-c", "pass"], b""),
+        "python -S -c pass": ([python, "-S", "-c", "pass"], b""),
+    }
+    for size, (clean, dirty) in inputs.items():
+        label = f"{size // 1000} KB" if size < 1_000_000 else "1 MB"
+        variants[f"post-tool-use: launcher, {label} Bash output, no secret"] = (command, clean)
+        variants[f"post-tool-use: launcher, {label} Bash output, 1 secret"] = (command, dirty)
+    samples: dict[str, list[float]] = {name: [] for name in variants}
+    for i in range(-1, n):
+        for name, (argv, stdin) in variants.items():
+            elapsed = timed(argv, stdin, env)
+            if i >= 0:
+                samples[name].append(elapsed)
+    results: dict[str, object] = {name: percentiles(values) for name, values in samples.items()}
+    floor = percentiles(samples["python -c pass"])["p95_ms"]
+    results["p95 over python -c pass (ms)"] = {
+        name: round(percentiles(values)["p95_ms"] - floor, 1)
+        for name, values in samples.items()
+        if name.startswith("post-tool-use")
+    }
+    return results
+
+
 def append_chunk(source: Path, size: int) -> bytes:
     """About `size` bytes of whole lines from the middle of the transcript."""
     with source.open("rb") as handle:
@@ -216,6 +293,10 @@ def main() -> None:
     parser.add_argument("--append-kb", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=20)
     parser.add_argument("-n", type=int, default=40, help="calls per hook measurement")
+    parser.add_argument(
+        "--only", choices=("hooks", "post-tool-use", "status-line"), default=None,
+        help="run one part only",
+    )  # fmt: skip
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-hooks-") as tmp:
         world = Path(tmp)
@@ -227,13 +308,19 @@ def main() -> None:
             "SCRUB_HOME": str(config / "scrubber"),
             "HOME": str(world),
         }
-        install(InstallOptions(status_line=True), env)
-        report = {
+        install(InstallOptions(status_line=True, live=True), env)
+        report: dict[str, object] = {
             "machine": f"{platform.machine()}, {os.cpu_count()} cpus, {platform.python_implementation()} {platform.python_version()}",
             "load_average": [round(x, 2) for x in os.getloadavg()],
-            "hooks": bench_hooks(world, env, args.n),
-            "status_line": bench_status_line(env, args.size_mb, args.append_kb, args.rounds),
         }
+        if args.only in (None, "hooks"):
+            report["hooks"] = bench_hooks(world, env, args.n)
+        if args.only in (None, "post-tool-use"):
+            report["post_tool_use"] = bench_post_tool_use(env, args.n)
+        if args.only in (None, "status-line"):
+            report["status_line"] = bench_status_line(
+                env, args.size_mb, args.append_kb, args.rounds
+            )
     print(json.dumps(report, indent=2))
 
 

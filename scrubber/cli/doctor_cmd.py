@@ -14,9 +14,8 @@ import os
 import stat
 import subprocess
 from collections.abc import Iterator, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from datetime import UTC, datetime
-from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -24,6 +23,8 @@ import typer
 
 from scrubber import paths
 from scrubber.cli import common, doctor_plugin
+from scrubber.cli.doctor_cleanup import check_cleanup
+from scrubber.cli.doctor_model import Check, Level
 from scrubber.errors import ExitCode, ScrubberError
 from scrubber.hooks import status_line, status_scan
 from scrubber.hooks.spool import Spool, SpoolState
@@ -31,24 +32,7 @@ from scrubber.install import launchers, settings, settings_file
 from scrubber.install import record as install_record
 from scrubber.policy.model import Policy, SessionEndAction
 
-# Sessions Claude Code's sweep would delete within this many days are "at risk".
-RISK_DAYS = 3
 STALE_JOB_SECONDS = 15 * 60
-
-
-class Level(StrEnum):
-    OK = "ok"
-    INFO = "info"
-    WARN = "warn"
-    FAIL = "fail"
-
-
-@dataclass(frozen=True, slots=True)
-class Check:
-    name: str
-    level: Level
-    message: str
-    fix: str | None = None
 
 
 def _mode(path: Path) -> int | None:
@@ -161,6 +145,29 @@ def check_hooks(config: Path, home: Path | None = None) -> list[Check]:
                 "`scrub install --status-line` adds it and keeps any status line you have",
             )
         )
+    return checks
+
+
+def check_live_hooks(config: Path) -> list[Check]:
+    """The live hooks (`scrub install --live`) in the user settings."""
+    try:
+        data = settings_file.read_settings(settings_file.settings_file(config)).data
+    except ScrubberError:
+        return []  # check_hooks reported it
+    checks = []
+    for event in ("PostToolUse", "UserPromptSubmit"):
+        if settings.event_hook_commands(data, event):
+            checks.append(Check(f"live hook {event}", Level.OK, "installed"))
+        else:
+            checks.append(
+                Check(
+                    f"live hook {event}",
+                    Level.INFO,
+                    "not installed in settings.json (the plugin registers it too)",
+                    "`scrub install --live` masks secrets in tool output and blocks prompts "
+                    "that hold one",
+                )
+            )
     return checks
 
 
@@ -319,88 +326,6 @@ def check_worker(home: Path, env: Mapping[str, str] | None = None) -> Check:
     return Check("worker", Level.OK, f"runs with {python}")
 
 
-def check_cleanup(config: Path, home: Path, policy: Policy | None, now: datetime) -> list[Check]:
-    """Claude Code's sweep: its effective period, and the sessions it would delete soon that
-    scrubber has not archived or that are pinned (the sweep ignores pins)."""
-    from scrubber.archive.layout import archives_of
-    from scrubber.retention.pins import effective_pins
-    from scrubber.retention.settings import MANAGED_SETTINGS, effective_cleanup_periods
-    from scrubber.transcript.metadata import read_metadata
-    from scrubber.transcript.sessions import discover
-
-    found = discover(config, metadata=False)
-    try:
-        periods = effective_cleanup_periods(config, [], managed=MANAGED_SETTINGS)
-    except ScrubberError as error:
-        return [Check("cleanupPeriodDays", Level.WARN, error.message, error.hint)]
-    setting = periods.default
-    source = str(setting.source) if setting.source else "Claude Code's default"
-    checks = [
-        Check(
-            "cleanupPeriodDays",
-            Level.OK if setting.days >= settings.TAKE_OVER_DAYS else Level.INFO,
-            f"{setting.days} days ({source}): Claude Code deletes sessions whose files are older",
-        )
-    ]
-    if setting.days >= settings.TAKE_OVER_DAYS or policy is None:
-        return checks
-    horizon = setting.days - RISK_DAYS
-    archive_root = policy.archive.destination_in(home)
-    try:
-        pins = effective_pins(policy.pins, home)
-    except ScrubberError:
-        pins = policy.pins
-    unarchived = pinned = 0
-    for session in found.sessions:
-        age_days = (now.timestamp() - session.mtime) / 86400
-        if age_days < horizon:
-            continue
-        if not archives_of(archive_root, session.project, session.id):
-            unarchived += 1
-        meta = read_metadata(session.transcript) if (pins.names or pins.tags) else None
-        if pins.covers(
-            session_id=session.id,
-            title=meta.custom_title if meta else None,
-            tags=meta.tags if meta else (),
-            project=session.project,
-            cwd=meta.cwd if meta else None,
-        ):
-            pinned += 1
-    take_over = "`scrub install --take-over-cleanup` makes scrubber's retention the one clock"
-    if pinned:
-        checks.append(
-            Check(
-                "cleanup sweep",
-                Level.WARN,
-                f"{pinned} pinned session(s) will be deleted by Claude Code within {RISK_DAYS} "
-                "days: its sweep ignores pins",
-                take_over,
-            )
-        )
-    if unarchived:
-        checks.append(
-            Check(
-                "cleanup sweep",
-                Level.WARN,
-                f"{unarchived} session(s) will be deleted by Claude Code within {RISK_DAYS} days "
-                "and have no archive",
-                f"`scrub archive --all --older-than {max(1, horizon)}d` now; " + take_over,
-            )
-        )
-    days = policy.retention.days
-    if days is not None and days > setting.days:
-        checks.append(
-            Check(
-                "cleanup sweep",
-                Level.WARN,
-                f"the policy keeps sessions {days} days but Claude Code deletes them after "
-                f"{setting.days}",
-                take_over,
-            )
-        )
-    return checks
-
-
 def check_leftovers(config: Path, home: Path, policy: Policy | None) -> list[Check]:
     """What killed commands left (issue 11): staging folders with decrypted plaintext, archive
     temp files, half-written trash entries. Each command removes its own at its next start."""
@@ -436,6 +361,7 @@ def run_checks(env: Mapping[str, str], now: datetime) -> list[Check]:
     home = paths.scrub_home(env)
     checks = list(check_config_dir(config))
     checks += check_hooks(config, home)
+    checks += check_live_hooks(config)
     policy_checks, policy = check_policy(env, home)
     checks += policy_checks
     worker = check_worker(home, env)

@@ -14,7 +14,7 @@ import typer
 
 from scrubber.cli import common
 from scrubber.errors import BusyError
-from scrubber.hooks import session_end, status_line, worker
+from scrubber.hooks import post_tool_use, session_end, status_line, user_prompt_submit, worker
 
 
 def register(app: typer.Typer) -> None:
@@ -51,6 +51,18 @@ def register(app: typer.Typer) -> None:
         if inline:
             args.append("--inline")
         status_line.main(args)
+
+    @hook.command("post-tool-use")
+    def post_tool_use_command() -> None:
+        """PostToolUse: print the tool output with its secrets replaced by placeholders
+        (updatedToolOutput), or nothing. Logs to $SCRUB_HOME/log/live.log."""
+        post_tool_use.main([])
+
+    @hook.command("user-prompt-submit")
+    def user_prompt_submit_command() -> None:
+        """UserPromptSubmit: block a prompt that holds a secret (names its kind, never the
+        value). Logs to $SCRUB_HOME/log/live.log."""
+        user_prompt_submit.main([])
 
     app.add_typer(hook)
 

@@ -72,6 +72,15 @@ StatusLineOption = Annotated[
     ),
 ]
 
+LiveOption = Annotated[
+    bool,
+    typer.Option(
+        "--live",
+        help="Also register the live hooks: secrets in tool output are masked before the "
+        "model sees them (PostToolUse), prompts holding a secret are blocked (UserPromptSubmit).",
+    ),
+]
+
 SessionEndTimeoutOption = Annotated[
     int | None,
     typer.Option(
@@ -115,6 +124,7 @@ def install_command(
     schedule: ScheduleOption = None,
     take_over_cleanup: TakeOverCleanupOption = False,
     dry_run: DryRunOption = False,
+    live: LiveOption = False,
 ) -> None:
     """Register scrubber's hooks with Claude Code and write a default policy.
 
@@ -126,6 +136,8 @@ def install_command(
 
       scrub install --recipient age1… --status-line
 
+      scrub install --live
+
       scrub install --on-session-end archive,redact-copy -R ~/keys.txt
 
       scrub install --schedule systemd --take-over-cleanup
@@ -135,6 +147,7 @@ def install_command(
         recipients_file=recipients_file,
         on_session_end=_actions(on_session_end),
         status_line=status_line,
+        live=live,
         session_end_timeout=session_end_timeout,
         schedule=schedule.value if schedule else None,
         take_over_cleanup=take_over_cleanup,

@@ -107,3 +107,39 @@ def build_light_scanner(
         engine="auto",
         cache_dir=paths.prefilter_cache_dir(home),
     )
+
+
+def _token_rules() -> tuple[Detector, ...]:
+    """The catalog's vendor token formats (its first group, up to the structured secrets), PEM
+    and other private keys, and connection-string passwords: secrets recognised by their own
+    shape, whatever surrounds them."""
+    from scrubber.detection.rules import connection_string, private_key
+
+    first_structured = ALL_RULES.index(private_key.RULES[0])
+    return (*ALL_RULES[:first_structured], *private_key.RULES, *connection_string.RULES)
+
+
+def live_detectors(names: Iterable[str] = (), disabled: Iterable[str] = ()) -> tuple[Detector, ...]:
+    """What the live hooks run (PostToolUse, UserPromptSubmit): the token rules of the light set
+    (`_token_rules`); never a context-only, label-based or command-line-flag rule, whose
+    precision on tool output no decoy test has proven (tests/properties/test_live_decoys.py
+    proves the set's). `names`, when given (the policy's `live.detectors`), narrows the set."""
+    chosen = set(names)
+    return tuple(
+        d
+        for d in enabled(_token_rules(), disabled)
+        if not d.context_only and (not chosen or d.name in chosen)
+    )
+
+
+def build_live_scanner(
+    home: Path, key: bytes, allowlist: Allowlist, detectors: tuple[Detector, ...]
+) -> SecretScanner:
+    """The live hooks' scanner: `live_detectors`, with the allowlist the installer compiled."""
+    return SecretScanner(
+        detectors,
+        Fingerprinter(key),
+        allowlist,
+        engine="auto",
+        cache_dir=paths.prefilter_cache_dir(home),
+    )

@@ -258,6 +258,9 @@ class Worker:
             return  # reported per job below
         with contextlib.suppress(OSError):
             status_line.write_allowlist_state(policy, self.home)
+            from scrubber.hooks.live_common import write_live_settings
+
+            write_live_settings(policy, self.home)
             status_line.prune_states(self.home, now=self.clock.time())
 
     def _ready_jobs(self) -> list[Job]:
@@ -296,11 +299,28 @@ class Worker:
         not_settled = self._unless_settled(job, transcript)
         if not_settled is not None:
             return not_settled
+        self._scrub_blocked_prompts(job, transcript)
         now = datetime.fromtimestamp(self.clock.time(), UTC)
         session = EndedSession(
             job.session_id, transcript, self.config_dir, self.home, policy, self.env, now
         )
         return self._end_session(job, session)
+
+    def _scrub_blocked_prompts(self, job: Job, transcript: Path) -> None:
+        """The backstop of the UserPromptSubmit hook's detached scrub: once the session has
+        ended, mask live secrets left in the records Claude Code writes for a blocked prompt
+        (queue-operation, system, last-prompt; never conversation records)."""
+        from scrubber.hooks import live_common, prompt_scrub
+
+        with contextlib.suppress(OSError, ValueError):
+            settings = live_common.load_live_settings(self.home)
+            if settings.live.user_prompt_submit.value != "mask":
+                return
+            count, _ = prompt_scrub.scrub_transcript(
+                transcript, live_common.build_scanner(self.home, settings)
+            )
+            if count:
+                self.log("prompt-scrubbed", job, secrets=count)
 
     def _unless_settled(self, job: Job, transcript: Path) -> JobOutcome | None:
         """Wait for the transcript to settle: None once it has, else the job's outcome (skipped

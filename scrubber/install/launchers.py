@@ -18,6 +18,17 @@ SESSION_END_LAUNCHER = "scrubber-session-end"
 STATUS_LINE_LAUNCHER = "scrubber-status-line"
 
 
+# The live hooks (`scrub install --live`): event -> (launcher name, hook module, matcher).
+LIVE_LAUNCHERS: dict[str, tuple[str, str, str | None]] = {
+    "PostToolUse": (
+        "scrubber-post-tool-use",
+        "post_tool_use",
+        "Read|Bash|BashOutput|KillShell|KillBash|Grep|Glob|LS|WebFetch|WebSearch|NotebookRead|mcp__.*",
+    ),
+    "UserPromptSubmit": ("scrubber-user-prompt-submit", "user_prompt_submit", None),
+}
+
+
 def launcher_dir(home: Path) -> Path:
     return home / "bin"
 
@@ -25,7 +36,9 @@ def launcher_dir(home: Path) -> Path:
 def is_ours(command: object) -> bool:
     """A hook or status-line command that runs one of our launchers."""
     return isinstance(command, str) and (
-        SESSION_END_LAUNCHER in command or STATUS_LINE_LAUNCHER in command
+        SESSION_END_LAUNCHER in command
+        or STATUS_LINE_LAUNCHER in command
+        or any(name in command for name, _, _ in LIVE_LAUNCHERS.values())
     )
 
 
@@ -131,3 +144,28 @@ def scrub_command() -> list[str]:
     if script.is_file() and os.access(script, os.X_OK):
         return [str(script)]
     return [sys.executable, "-m", "scrubber.cli"]
+
+
+def live_launcher(home: Path, event: str) -> Path:
+    return launcher_dir(home) / LIVE_LAUNCHERS[event][0]
+
+
+def live_command(launchers: Launchers, home: Path, event: str) -> str:
+    return shlex.join([launchers.python, "-S", str(live_launcher(home, event))])
+
+
+def write_live_launchers(launchers: Launchers, home: Path) -> list[Path]:
+    """The live hooks' launchers, beside the other two."""
+    written = []
+    for event, (_, module, _) in LIVE_LAUNCHERS.items():
+        path = live_launcher(home, event)
+        text = _launcher_text(
+            launchers.python,
+            launchers.package_root,
+            f"{event} hook (live protection)",
+            f"from scrubber.hooks import {module}\nraise SystemExit({module}.main())\n",
+        )
+        paths.ensure_private_dir(path.parent, home)
+        atomic_write(path, [text.encode()], mode=0o700)
+        written.append(path)
+    return written

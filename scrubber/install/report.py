@@ -12,6 +12,7 @@ class InstallOptions:
     recipients_file: Path | None = None
     on_session_end: tuple[str, ...] | None = None
     status_line: bool = False
+    live: bool = False  # register the live hooks (PostToolUse, UserPromptSubmit)
     session_end_timeout: int | None = None
     schedule: str | None = None  # "systemd" or "cron"
     take_over_cleanup: bool = False

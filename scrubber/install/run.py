@@ -16,6 +16,7 @@ from scrubber import paths
 from scrubber.durable import PRIVATE_FILE_MODE, atomic_write
 from scrubber.errors import UsageError
 from scrubber.install.launchers import (
+    LIVE_LAUNCHERS,
     SESSION_END_LAUNCHER,
     STATUS_LINE_LAUNCHER,
     Launchers,
@@ -109,6 +110,7 @@ def install(
     new = add_session_end_hook(
         new, launchers.session_end_command(), options.session_end_timeout, where=str(settings_path)
     )
+    new = _add_live_hooks(new, options, launchers, home, str(settings_path))
     status_record = record.get("status_line")
     if options.status_line:
         existing = new.get("statusLine")
@@ -138,12 +140,51 @@ def install(
     new_record.update(status_line=status_record, cleanup=cleanup_record)
     write_record(home, new_record)
     _write_files(policy, policy_text, policy_path, launchers, home, report)
+    _write_live_files(policy, options, launchers, home, report)
     _write_new_settings(settings_path, current.text, new_text, report)
     if options.schedule:
         new_record["schedule"] = install_schedule(options.schedule, env, home, report, run)
         write_record(home, new_record)
     _closing_notes(policy, new, report)
     return report
+
+
+def _add_live_hooks(
+    settings: Settings, options: InstallOptions, launchers: Launchers, home: Path, where: str
+) -> Settings:
+    """With --live, our PostToolUse and UserPromptSubmit handlers (idempotent)."""
+    from scrubber.install.launchers import live_command
+    from scrubber.install.settings import add_event_hook
+
+    if not options.live:
+        return settings
+    for event, (_, _, matcher) in LIVE_LAUNCHERS.items():
+        command = live_command(launchers, home, event)
+        settings = add_event_hook(settings, event, command, matcher=matcher, where=where)
+    return settings
+
+
+def _write_live_files(
+    policy: Policy, options: InstallOptions, launchers: Launchers, home: Path, report: InstallReport
+) -> None:
+    """The live settings compiled from the policy (always: the plugin's live hooks read them
+    too) and, with --live, the live launchers."""
+    from scrubber.hooks.live_common import write_live_settings
+    from scrubber.install.launchers import write_live_launchers
+
+    report.step(f"live settings: {write_live_settings(policy, home)}")
+    if options.live:
+        written = write_live_launchers(launchers, home)
+        report.step("live hooks: " + " and ".join(str(p) for p in written))
+
+
+def _remove_live_hooks(settings: Settings, where: str) -> Settings:
+    from scrubber.install.launchers import LIVE_LAUNCHERS
+    from scrubber.install.settings import remove_event_hook
+
+    for event in LIVE_LAUNCHERS:
+        settings = remove_event_hook(settings, event, where=where)
+    return settings
 
 
 def _check_options(options: InstallOptions) -> None:
@@ -332,6 +373,7 @@ def uninstall(
         drop_empty_hooks=bool(record.get("created_hooks", True)),
         where=str(settings_path),
     )
+    new = _remove_live_hooks(new, str(settings_path))
     status = record.get("status_line")
     new = remove_status_line(
         new,
@@ -359,6 +401,7 @@ def uninstall(
     for launcher in (
         launcher_dir(home) / SESSION_END_LAUNCHER,
         launcher_dir(home) / STATUS_LINE_LAUNCHER,
+        *(launcher_dir(home) / name for name, _, _ in LIVE_LAUNCHERS.values()),
     ):
         if launcher.exists():
             launcher.unlink()

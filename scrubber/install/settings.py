@@ -227,3 +227,69 @@ def restore_cleanup_days(settings: Settings, record: Mapping[str, Any]) -> Setti
     else:
         result.pop("cleanupPeriodDays", None)
     return result
+
+
+def add_event_hook(
+    settings: Settings,
+    event: str,
+    command: str,
+    *,
+    matcher: str | None = None,
+    timeout: int | None = None,
+    where: str = "settings",
+) -> Settings:
+    """`settings` with our handler for `event` registered once, in a group of its own (with
+    `matcher`); handlers of ours already there are replaced. Idempotent."""
+    result = remove_event_hook(settings, event, where=where)
+    hooks = _object(result, "hooks", where)
+    if hooks is None:
+        hooks = result["hooks"] = {}
+    groups = _list(hooks, event, where)
+    if groups is None:
+        groups = hooks[event] = []
+    group: dict[str, Any] = {"hooks": [_our_handler(command, timeout)]}
+    if matcher is not None:
+        group = {"matcher": matcher, **group}
+    groups.append(group)
+    return result
+
+
+def remove_event_hook(settings: Settings, event: str, *, where: str = "settings") -> Settings:
+    """`settings` without our handlers for `event`; a group, event list or `hooks` object we
+    emptied goes too (one the user left empty stays)."""
+    result = copy.deepcopy(settings)
+    hooks = _object(result, "hooks", where)
+    groups = _list(hooks, event, where) if hooks is not None else None
+    if hooks is None or groups is None:
+        return result
+    kept = []
+    for group in groups:
+        handlers = group.get("hooks") if isinstance(group, dict) else None
+        if not isinstance(handlers, list):
+            kept.append(group)
+            continue
+        remaining = [h for h in handlers if not (isinstance(h, dict) and is_ours(h.get("command")))]
+        if len(remaining) == len(handlers):
+            kept.append(group)
+        elif remaining:
+            kept.append({**group, "hooks": remaining})
+    if kept or not groups:
+        hooks[event] = kept
+    else:
+        del hooks[event]
+        if not hooks:
+            del result["hooks"]
+    return result
+
+
+def event_hook_commands(settings: Mapping[str, Any], event: str) -> list[str]:
+    """The commands of our handlers for `event` in `settings`."""
+    hooks = settings.get("hooks")
+    groups = hooks.get(event) if isinstance(hooks, dict) else None
+    found = []
+    for group in groups if isinstance(groups, list) else []:
+        handlers = group.get("hooks") if isinstance(group, dict) else None
+        for handler in handlers if isinstance(handlers, list) else []:
+            if isinstance(handler, dict) and is_ours(handler.get("command")):
+                found.append(str(handler["command"]))
+    return found

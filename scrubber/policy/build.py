@@ -22,6 +22,9 @@ from scrubber.policy.model import (
     Allowlist,
     ArchivePolicy,
     DetectionPolicy,
+    LiveMode,
+    LiveOnError,
+    LivePolicy,
     ManifestField,
     Pins,
     Policy,
@@ -45,7 +48,16 @@ class _Context:
     env: Mapping[str, str]
 
 
-_TOP_KEYS = ("version", "detection", "redaction", "archive", "on_session_end", "retention", "pins")
+_TOP_KEYS = (
+    "version",
+    "detection",
+    "redaction",
+    "archive",
+    "live",
+    "on_session_end",
+    "retention",
+    "pins",
+)
 
 
 def _build_policy(data: object, ctx: _Context) -> Policy:
@@ -75,6 +87,7 @@ def _build_policy(data: object, ctx: _Context) -> Policy:
         detection=_detection(top.get("detection")),
         redaction=_redaction(top.get("redaction")),
         archive=_archive(top.get("archive"), ctx),
+        live=_live(top.get("live")),
         on_session_end=None
         if on_session_end is None
         else _enum_list(on_session_end, "on_session_end", SessionEndAction),
@@ -112,6 +125,20 @@ def _redaction(value: object) -> RedactionPolicy:
     if thinking is None:
         return RedactionPolicy()
     return RedactionPolicy(thinking=_enum(thinking, "redaction.thinking", ThinkingMode))
+
+
+def _live(value: object) -> LivePolicy:
+    section = _section(
+        value, "live", ("post_tool_use", "user_prompt_submit", "detectors", "on_error")
+    )
+    values: dict[str, Any] = {}
+    for name in ("post_tool_use", "user_prompt_submit"):
+        if section.get(name) is not None:
+            values[name] = _enum(section[name], f"live.{name}", LiveMode)
+    if section.get("on_error") is not None:
+        values["on_error"] = _enum(section["on_error"], "live.on_error", LiveOnError)
+    values["detectors"] = _str_list(section.get("detectors"), "live.detectors")
+    return _construct("live", LivePolicy, **values)
 
 
 def _archive(value: object, ctx: _Context) -> ArchivePolicy:

@@ -313,11 +313,83 @@ class Pins:
         return any(fnmatchcase(place, glob) for glob in self.projects for place in places)
 
 
+class LiveMode(StrEnum):
+    """What a live hook does with a secret it finds."""
+
+    MASK = "mask"  # PostToolUse: replace it by its placeholder; UserPromptSubmit: block
+    WARN = "warn"  # let it through, log the finding (kind and fingerprint only)
+    OFF = "off"  # do not scan
+
+
+class LiveOnError(StrEnum):
+    """What a live hook does when it fails (bad input, an internal error)."""
+
+    PASS = "pass"  # noqa: S105 - a mode, not a password; the output goes through unchanged (a hook never breaks Claude Code)
+    BLOCK = "block"  # the output is withheld: the model sees a notice instead
+
+
+@dataclass(frozen=True, slots=True)
+class LivePolicy:
+    """The live hooks (PostToolUse, UserPromptSubmit). `detectors` narrows the live set (empty:
+    all of it)."""
+
+    post_tool_use: LiveMode = LiveMode.MASK
+    user_prompt_submit: LiveMode = LiveMode.MASK
+    detectors: tuple[str, ...] = ()
+    on_error: LiveOnError = LiveOnError.PASS
+
+    def __post_init__(self) -> None:
+        _require_strings("detectors", self.detectors)
+        _require_unique("detectors", self.detectors)
+        for index, name in enumerate(self.detectors):
+            problem = unknown_detector(name)
+            if problem is not None:
+                raise PolicyValueError(f"detectors[{index}]", problem, NAMES_HINT)
+
+
+# The compiled live settings the live hooks read from state/ (they must not import yaml).
+LIVE_JSON_FORMAT = 1
+
+
+def compile_live_json(policy: Policy) -> dict[str, Any]:
+    """A JSON-serialisable form of `policy.live`, with the allowlist the hooks honour."""
+    live = policy.live
+    return {
+        **compile_allowlist_json(policy),
+        "live_format": LIVE_JSON_FORMAT,
+        "post_tool_use": live.post_tool_use.value,
+        "user_prompt_submit": live.user_prompt_submit.value,
+        "detectors": list(live.detectors),
+        "on_error": live.on_error.value,
+    }
+
+
+def live_from_json(data: Mapping[str, Any]) -> LivePolicy:
+    """Read back what `compile_live_json` wrote. Raises PolicyValueError when malformed."""
+    if data.get("live_format") != LIVE_JSON_FORMAT:
+        raise PolicyValueError("live_format", f"expected {LIVE_JSON_FORMAT}")
+    detectors = data.get("detectors", [])
+    if not isinstance(detectors, list) or not all(isinstance(d, str) for d in detectors):
+        raise PolicyValueError("detectors", "expected a list of strings")
+    try:
+        return LivePolicy(
+            post_tool_use=LiveMode(data.get("post_tool_use", "mask")),
+            user_prompt_submit=LiveMode(data.get("user_prompt_submit", "mask")),
+            detectors=tuple(detectors),
+            on_error=LiveOnError(data.get("on_error", "pass")),
+        )
+    except ValueError as error:
+        if isinstance(error, PolicyValueError):
+            raise
+        raise PolicyValueError("live", "unknown mode") from None
+
+
 @dataclass(frozen=True, slots=True)
 class Policy:
     detection: DetectionPolicy = DetectionPolicy()
     redaction: RedactionPolicy = RedactionPolicy()
     archive: ArchivePolicy = ArchivePolicy()
+    live: LivePolicy = LivePolicy()
     # None means "not set": the Contracts default depends on whether recipients exist.
     on_session_end: tuple[SessionEndAction, ...] | None = None
     retention: RetentionPolicy = RetentionPolicy()

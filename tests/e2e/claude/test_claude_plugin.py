@@ -38,6 +38,14 @@ def validate(claude_bin: Path, target: Path, tmp_path: Path) -> dict[str, Any]:
     return report
 
 
+# The plugin's hooks (hooks/hooks.json): event -> shim.
+SHIMS = {
+    "SessionEnd": "session-end",
+    "PostToolUse": "post-tool-use",
+    "UserPromptSubmit": "user-prompt-submit",
+}
+
+
 def test_plugin_validate_passes_on_the_repository(claude_bin: Path, tmp_path: Path) -> None:
     # `.` holds both manifests: the validator reads the marketplace there.
     marketplace = validate(claude_bin, ROOT, tmp_path)
@@ -48,11 +56,14 @@ def test_plugin_validate_passes_on_the_repository(claude_bin: Path, tmp_path: Pa
     assert plugin["manifest"]["type"] == "plugin"
     for report in (marketplace, plugin):
         assert report["manifest"]["errors"] == [] and report["manifest"]["warnings"] == []
-        [hook] = report["provides"]["hooks"]
-        assert hook["event"] == "SessionEnd" and hook["type"] == "command"
-        assert "${CLAUDE_PLUGIN_ROOT}/hooks/session-end" in hook["command"]
-    shim = ROOT / "hooks" / "session-end"
-    assert shim.is_file() and os.access(shim, os.X_OK)
+        hooks = {hook["event"]: hook for hook in report["provides"]["hooks"]}
+        assert set(hooks) == set(SHIMS)
+        for event, name in SHIMS.items():
+            assert hooks[event]["type"] == "command"
+            assert f"${{CLAUDE_PLUGIN_ROOT}}/hooks/{name}" in hooks[event]["command"]
+    for name in SHIMS.values():
+        shim = ROOT / "hooks" / name
+        assert shim.is_file() and os.access(shim, os.X_OK)
 
 
 def test_a_session_with_plugin_dir_runs_the_plugins_session_end_hook(box: Box) -> None:

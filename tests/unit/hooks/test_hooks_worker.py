@@ -338,3 +338,27 @@ def test_describe_error_never_uses_foreign_messages() -> None:
     assert worker_module.describe_error(ScrubberError("ours")) == "ours"
     assert worker_module.describe_error(OSError(2, "x")) == "FileNotFoundError (errno 2)"
     assert worker_module.describe_error(KeyError("a-secret-value")) == "KeyError"
+
+
+def test_the_worker_scrubs_a_blocked_prompt_left_in_the_transcript(world: World) -> None:
+    """The backstop of the UserPromptSubmit hook: records Claude Code writes for a blocked
+    prompt (here a `last-prompt` written at the session's end) lose the secret; conversation
+    records are left alone."""
+    import random
+
+    from scrubber.demo.fakes import fake_github_token
+
+    secret = fake_github_token(random.Random(21))
+    user = json.dumps({"type": "user", "message": {"role": "user", "content": secret}})
+    world.transcript.write_text(
+        json.dumps({"type": "last-prompt", "lastPrompt": f"use {secret}"}) + "\n" + user + "\n"
+    )
+    old = START - 60
+    os.utime(world.transcript, (old, old))
+    world.policy = Policy()
+    world.enqueue()
+    world.worker().run()
+    first, second = world.transcript.read_text().splitlines()
+    assert secret not in first and "[REDACTED:github-token:" in first
+    assert second == user
+    assert "prompt-scrubbed" in world.events()

@@ -1,0 +1,181 @@
+"""What both live hooks share: reading the payload, the live settings compiled into
+`state/live.json` (never the policy's YAML), the light live scanner, the log lines.
+
+Never a value in a log line or on stdout/stderr: Claude Code keeps whatever a hook prints in the
+transcript (an `attachment` record with the hook's stdout and stderr).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import IO, Any
+
+from scrubber import paths
+from scrubber.hooks.files import append_log_line, write_json_atomic
+from scrubber.policy.model import (
+    Allowlist,
+    LivePolicy,
+    Policy,
+    PolicyValueError,
+    allowlist_from_json,
+    compile_live_json,
+    live_from_json,
+)
+
+LIVE_FILE = "live.json"
+LIVE_LOG = "live.log"
+ALLOWLIST_FILE = "allowlist.json"  # the status line's (status_state.ALLOWLIST_FILE)
+# A tool output is at most a few MB (Claude Code persists anything over ~30 KB to a side file);
+# anything larger is not a payload we understand, and reading it would cost the hook its budget.
+MAX_INPUT_BYTES = 16 << 20
+MAX_SIDE_FILE_BYTES = 64 << 20
+
+
+class Ignored(Exception):
+    """The payload is not one the hook acts on; the message says why (no content in it)."""
+
+
+def live_settings_file(home: Path) -> Path:
+    return paths.state_dir(home) / LIVE_FILE
+
+
+def write_live_settings(policy: Policy, home: Path) -> Path:
+    """Compile `policy.live` (and the allowlist) into `state/live.json` for the live hooks."""
+    from scrubber.detection.registry import live_detectors
+    from scrubber.hooks.live_gate import compile_gate
+
+    target = live_settings_file(home)
+    paths.ensure_private_dir(target.parent, home)
+    data = compile_live_json(policy)
+    detectors = live_detectors(policy.live.detectors, policy.detection.disabled_detectors)
+    data["gate"] = compile_gate(detectors)
+    write_json_atomic(target, data)
+    return target
+
+
+class LiveSettings:
+    """What the live hooks were told by the policy (defaults when nothing was compiled)."""
+
+    __slots__ = ("allowlist", "disabled", "gate", "live")
+
+    def __init__(
+        self,
+        live: LivePolicy,
+        allowlist: Allowlist,
+        disabled: tuple[str, ...],
+        gate: dict[str, Any] | None = None,
+    ) -> None:
+        self.live = live
+        self.allowlist = allowlist
+        self.disabled = disabled
+        self.gate = gate  # live_gate's quick condition, compiled with these settings
+
+    def may_hold_secret(self, data: bytes) -> bool:
+        """False only when the compiled gate proves no live detector can match in `data`."""
+        if self.gate is None:
+            return True
+        from scrubber.hooks.live_gate import may_hold_secret
+
+        return may_hold_secret(data, self.gate)
+
+
+def _read_json(path: Path) -> dict[str, Any] | None:
+    try:
+        with paths.open_regular(path, follow=False) as stream:
+            data = json.loads(stream.read(1 << 20))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def load_live_settings(home: Path) -> LiveSettings:
+    """The compiled settings; a missing or malformed file gives the defaults (mask, pass)."""
+    data = _read_json(live_settings_file(home))
+    source = data if data is not None else _read_json(paths.state_dir(home) / ALLOWLIST_FILE)
+    live = LivePolicy()
+    allowlist: Allowlist = Allowlist()
+    disabled: tuple[str, ...] = ()
+    gate = None
+    if data is not None:
+        with contextlib.suppress(PolicyValueError):
+            live = live_from_json(data)
+            from scrubber.hooks.live_gate import valid_gate
+
+            gate = data.get("gate") if valid_gate(data.get("gate")) else None
+    if source is not None:
+        with contextlib.suppress(PolicyValueError):
+            allowlist, disabled = allowlist_from_json(source)
+    return LiveSettings(live, allowlist, disabled, gate)
+
+
+def build_scanner(home: Path, settings: LiveSettings) -> Any:
+    """The live scanner (token rules of the light set; see registry.live_detectors)."""
+    from scrubber.detection.fingerprint import read_or_create_key
+    from scrubber.detection.registry import build_live_scanner, live_detectors
+
+    key = read_or_create_key(paths.fingerprint_key_file(home))
+    detectors = live_detectors(settings.live.detectors, settings.disabled)
+    return build_live_scanner(home, key, settings.allowlist, detectors)
+
+
+def read_stdin(stream: IO[bytes] | None) -> bytes:
+    """The hook's stdin, bounded; raises Ignored when it is too large."""
+    stream = stream if stream is not None else sys.stdin.buffer
+    data = b"" if stream.isatty() else stream.read(MAX_INPUT_BYTES + 1)
+    if len(data) > MAX_INPUT_BYTES:
+        raise Ignored(f"input larger than {MAX_INPUT_BYTES >> 20} MiB")
+    return data
+
+
+def read_payload(data: bytes, expected_event: str) -> dict[str, Any]:
+    """The hook's stdin as a JSON object; raises Ignored (bad, another event)."""
+    if not data.strip():
+        raise Ignored("empty input")
+    try:
+        value = json.loads(data)
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        raise Ignored("input is not JSON") from None
+    if not isinstance(value, dict):
+        raise Ignored("input is not a JSON object")
+    event = value.get("hook_event_name")
+    if event is not None and event != expected_event:
+        raise Ignored(f"not a {expected_event} event")
+    return value
+
+
+def log(home: Path, hook: str, message: str) -> None:
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    with contextlib.suppress(OSError):
+        paths.ensure_private_dir(home / "log", home)
+        append_log_line(home / "log" / LIVE_LOG, f"{stamp} {hook}: {message}")
+
+
+def describe_error(error: BaseException) -> str:
+    """The type and errno only: an exception's text can quote a path or the payload."""
+    detail = f" (errno {error.errno})" if isinstance(error, OSError) else ""
+    return f"internal error {type(error).__name__}{detail}"
+
+
+def log_masked(home: Path, record: Mapping[str, object]) -> None:
+    """One line in the activity log per masked secret (kind, tool, fingerprint; no value)."""
+    from scrubber.activity import append_activity
+
+    stamped = {"at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), **record}
+    with contextlib.suppress(OSError):
+        append_activity(home, stamped)
+
+
+def emit(answer: Mapping[str, Any], out: IO[str] | None = None) -> None:
+    stream = out if out is not None else sys.stdout
+    stream.write(json.dumps(answer, ensure_ascii=False, separators=(",", ":")))
+    stream.flush()
+
+
+def env_or_os(env: Mapping[str, str] | None) -> Mapping[str, str]:
+    return os.environ if env is None else env

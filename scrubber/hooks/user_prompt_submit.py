@@ -1,0 +1,117 @@
+"""Claude Code UserPromptSubmit hook: a prompt that holds a secret is blocked before it is sent.
+
+Printing `{"decision": "block", "reason": …}` stops the prompt (no request reaches the API). The
+reason names the kinds found, never a value, and says how to pass a secret safely.
+
+Claude Code (2.1.332) still writes the prompt into the transcript: a `queue-operation` record
+(written before the hook runs) and a `system` informational record ("…blocked by hook…
+Original prompt: <prompt>", written after it). So the hook also starts a detached scrub of the
+transcript (`--scrub-transcript`, prompt_scrub.py) that waits for that record and masks the
+secrets in those records in place. The value is never handed to the child: it finds them again
+with the same scanner.
+
+Exits 0 on any input; never prints or logs a value.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import IO, Any
+
+from scrubber import paths
+from scrubber.hooks import live_common
+from scrubber.hooks.live_common import Ignored, LiveSettings
+from scrubber.policy.model import LiveMode, LiveOnError
+
+HOOK = "user-prompt-submit"
+EVENT = "UserPromptSubmit"
+ERROR_REASON = (
+    "scrubber could not check this prompt for secrets and live.on_error is block: see "
+    "$SCRUB_HOME/log/live.log, or set live.on_error: pass in the policy"
+)
+
+
+def run(payload: Mapping[str, Any], env: Mapping[str, str], settings: LiveSettings) -> str | None:
+    """The block reason, or None to let the prompt through. Raises Ignored."""
+    home = paths.scrub_home(env)
+    mode = settings.live.user_prompt_submit
+    if mode is LiveMode.OFF:
+        raise Ignored("live.user_prompt_submit is off")
+    prompt = payload.get("prompt")
+    if not isinstance(prompt, str):
+        raise Ignored("no prompt")
+    if not settings.may_hold_secret(prompt.encode("utf-8", errors="surrogatepass")):
+        return None
+    from scrubber.usecases.live import block_reason, prompt_secrets
+
+    found = prompt_secrets(prompt, live_common.build_scanner(home, settings))
+    if not found:
+        return None
+    session = payload.get("session_id")
+    for item in found:
+        live_common.log_masked(
+            home,
+            {
+                "component": "live",
+                "event": "blocked" if mode is LiveMode.MASK else "seen",
+                "hook": HOOK,
+                "session_id": session if isinstance(session, str) else None,
+                "kind": item.kind,
+                "detector": item.detector,
+                "fingerprint": item.fingerprint,
+            },
+        )
+    if mode is not LiveMode.MASK:
+        live_common.log(home, HOOK, f"{len(found)} secret(s) in a prompt let through (warn)")
+        return None
+    transcript = payload.get("transcript_path")
+    started = "no transcript_path to scrub"
+    if isinstance(transcript, str):
+        from scrubber.hooks.prompt_scrub import start_scrub
+
+        started = start_scrub(transcript, env)
+    live_common.log(home, HOOK, f"prompt blocked: {len(found)} secret(s); {started}")
+    return block_reason(found)
+
+
+def main(
+    argv: Sequence[str] | None = None,
+    *,
+    stdin: IO[bytes] | None = None,
+    stdout: IO[str] | None = None,
+    env: Mapping[str, str] | None = None,
+) -> int:
+    """Entry point of the shim and of `scrub hook user-prompt-submit`: always returns 0.
+    `--scrub-transcript PATH`: the detached half (see the module docstring)."""
+    environment = live_common.env_or_os(env)
+    args = list(sys.argv[1:] if argv is None else argv)
+    if len(args) == 2 and args[0] == "--scrub-transcript":
+        from scrubber.hooks.prompt_scrub import scrub_main
+
+        return scrub_main(Path(args[1]), environment)
+    home = paths.scrub_home(environment)
+    settings = live_common.load_live_settings(home)
+    try:
+        payload = live_common.read_payload(live_common.read_stdin(stdin), EVENT)
+        reason = run(payload, environment, settings)
+        if reason is not None:
+            live_common.emit({"decision": "block", "reason": reason}, stdout)
+    except Ignored as why:
+        live_common.log(home, HOOK, f"passed through: {why}")
+    except Exception as error:  # a hook must never fail Claude Code
+        blocking = settings.live.on_error is LiveOnError.BLOCK
+        live_common.log(
+            home,
+            HOOK,
+            f"{live_common.describe_error(error)}; prompt "
+            + ("blocked (live.on_error: block)" if blocking else "let through"),
+        )
+        if blocking:
+            live_common.emit({"decision": "block", "reason": ERROR_REASON}, stdout)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
