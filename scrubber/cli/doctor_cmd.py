@@ -372,7 +372,7 @@ def check_cleanup(config: Path, home: Path, policy: Policy | None, now: datetime
             Check(
                 "cleanup sweep",
                 Level.WARN,
-                f"{pinned} pinned session(s) will be deleted by Claude Code within {RISK_DAYS} "
+                f"{common.plural(pinned, 'pinned session')} will be deleted by Claude Code within {RISK_DAYS} "
                 "days: its sweep ignores pins",
                 take_over,
             )
@@ -382,7 +382,7 @@ def check_cleanup(config: Path, home: Path, policy: Policy | None, now: datetime
             Check(
                 "cleanup sweep",
                 Level.WARN,
-                f"{unarchived} session(s) will be deleted by Claude Code within {RISK_DAYS} days "
+                f"{common.plural(unarchived, 'session')} will be deleted by Claude Code within {RISK_DAYS} days "
                 "and have no archive",
                 f"`scrub archive --all --older-than {max(1, horizon)}d` now; " + take_over,
             )
@@ -471,6 +471,12 @@ def register(app: typer.Typer) -> None:
         the archive folder writable, the spool empty or draining, the worker able to run, the
         config directory's permissions, and Claude Code's effective cleanupPeriodDays with the
         sessions its sweep would delete soon. Exit 0 when all is well, 1 otherwise.
+
+        Examples:
+
+          scrub doctor
+
+          scrub doctor --format json
         """
         checks = run_checks(common.env(), datetime.now(UTC))
         problems = [c for c in checks if c.level in (Level.WARN, Level.FAIL)]
