@@ -166,16 +166,12 @@ def _register_verify(archives: typer.Typer) -> None:
     ) -> None:
         """Check archives: keyless, or a full decrypt with -i.
 
-        Without a key: the age header, the recipients and the SHA-256
-        recorded at write time (this catches corruption, not tampering). With -i: a full
-        decrypt, every file checked against its manifest hash.
-
-        Exit 0 when all pass, 3 when one is damaged, 2 for a wrong key or a newer format.
+        Without a key: the age header, the recipients and the SHA-256 recorded at write time
+        (corruption, not tampering). With -i: every file against its manifest hash. Exit 0
+        when all pass, 3 when one is damaged, 2 for a wrong key or a newer format.
 
         Examples:
-
           scrub archives verify
-
           scrub archives verify -i ~/scrub-key.txt --format json
         """
         identities = read_identities(identity, passphrase_file, False, required=False)
