@@ -13,6 +13,7 @@ import click
 import typer
 
 from scrubber import __version__
+from scrubber.cli import help_format
 from scrubber.errors import ExitCode, ScrubberError
 
 # Each command group's module, and the command names it registers, in the order `--help` lists
@@ -46,6 +47,7 @@ def build_app(command: str | None = None, *, commands: bool = True) -> typer.Typ
         modules = []
     for module in modules:
         importlib.import_module(f"scrubber.cli.{module}").register(app)
+    help_format.apply(app)
     return app
 
 

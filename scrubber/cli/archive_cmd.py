@@ -338,6 +338,6 @@ def _print_archive_run(outcomes: Sequence[ArchiveOutcome], output_format: Output
             size = done.entry.sidecar.size if done.entry.sidecar else 0
             typer.echo(
                 f"archived   {name} -> {done.entry.path}  "
-                f"({len(manifest.files)} files, {human_bytes(manifest.total_size)} -> "
+                f"({common.plural(len(manifest.files), 'file')}, {human_bytes(manifest.total_size)} -> "
                 f"{human_bytes(size)}, {how})"
             )

@@ -74,7 +74,10 @@ def _entry_line(entry: ArchiveEntry) -> str:
 def register(app: typer.Typer) -> None:
     archives = typer.Typer(
         name="archives",
-        help="List and verify archives.",
+        help=(
+            "List and verify archives.\n\nExamples:\n\n  scrub archives list\n\n"
+            "  scrub archives verify -i ~/scrub-key.txt"
+        ),
         no_args_is_help=True,
         rich_markup_mode=None,
     )
@@ -161,11 +164,15 @@ def _register_verify(archives: typer.Typer) -> None:
             OutputFormat, typer.Option("--format", help="text or json.")
         ] = OutputFormat.text,
     ) -> None:
-        """Check archives. Without a key: the age header, the recipients and the SHA-256
-        recorded at write time (this catches corruption, not tampering). With -i: a full
-        decrypt, every file checked against its manifest hash.
+        """Check archives: keyless, or a full decrypt with -i.
 
-        Exit 0 when all pass, 3 when one is damaged, 2 for a wrong key or a newer format.
+        Without a key: the age header, the recipients and the SHA-256 recorded at write time
+        (corruption, not tampering). With -i: every file against its manifest hash. Exit 0
+        when all pass, 3 when one is damaged, 2 for a wrong key or a newer format.
+
+        Examples:
+          scrub archives verify
+          scrub archives verify -i ~/scrub-key.txt --format json
         """
         identities = read_identities(identity, passphrase_file, False, required=False)
         targets: list[Path] = []

@@ -89,7 +89,7 @@ def audit_command(
     policy_path: PolicyOption = None,
     demo: DemoOption = False,
 ) -> None:
-    """Find secrets in transcripts and side files, without printing them.
+    """Find secrets in transcripts and side files, never printing them.
 
     Reports each secret's kind, where it sits (file, line, JSON path, the tool call it came
     from) and a keyed fingerprint, never its value. Exit 0 when clean, 1 when secrets were
@@ -97,7 +97,7 @@ def audit_command(
 
     Examples:
 
-      scrub audit                      # everything under ~/.claude (or $CLAUDE_CONFIG_DIR)
+      scrub audit                      # everything under the config directory
 
       scrub audit --session 3f9a --format json
 
@@ -209,6 +209,8 @@ def _print(
         typer.echo(render_sarif(report))
     else:
         typer.echo(render_text(report, preview=preview, verbose=verbose, redact_hint=hint))
+        for warning in report.warnings:
+            typer.echo(f"warning: {warning}", err=True)
     for failed in (f for f in report.files if f.error):
         sys.stderr.write(f"scrub: {failed.target.path}: {failed.error}\n")
     if report.has_findings:

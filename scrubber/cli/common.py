@@ -46,3 +46,8 @@ def human_size(size: int) -> str:
             return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
         value /= 1000
     return f"{value:.1f} GB"
+
+
+def plural(count: int, word: str, many: str | None = None) -> str:
+    """`1 file`, `2 files`, `0 files` (`many` for the irregular: `entry`, `entries`)."""
+    return f"{count} {word if count == 1 else many or word + 's'}"

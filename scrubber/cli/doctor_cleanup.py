@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 from pathlib import Path
 
+from scrubber.cli.common import plural
 from scrubber.cli.doctor_model import Check, Level
 from scrubber.errors import ScrubberError
 from scrubber.install import settings
@@ -68,7 +69,8 @@ def check_cleanup(config: Path, home: Path, policy: Policy | None, now: datetime
             Check(
                 "cleanup sweep",
                 Level.WARN,
-                f"{pinned} pinned session(s) will be deleted by Claude Code within {RISK_DAYS} "
+                f"{plural(pinned, 'pinned session')} will be deleted by Claude Code within "
+                f"{RISK_DAYS} "
                 "days: its sweep ignores pins",
                 take_over,
             )
@@ -78,7 +80,8 @@ def check_cleanup(config: Path, home: Path, policy: Policy | None, now: datetime
             Check(
                 "cleanup sweep",
                 Level.WARN,
-                f"{unarchived} session(s) will be deleted by Claude Code within {RISK_DAYS} days "
+                f"{plural(unarchived, 'session')} will be deleted by Claude Code within "
+                f"{RISK_DAYS} days "
                 "and have no archive",
                 f"`scrub archive --all --older-than {max(1, horizon)}d` now; " + take_over,
             )

@@ -397,6 +397,12 @@ def register(app: typer.Typer) -> None:
         the archive folder writable, the spool empty or draining, the worker able to run, the
         config directory's permissions, and Claude Code's effective cleanupPeriodDays with the
         sessions its sweep would delete soon. Exit 0 when all is well, 1 otherwise.
+
+        Examples:
+
+          scrub doctor
+
+          scrub doctor --format json
         """
         checks = run_checks(common.env(), datetime.now(UTC))
         problems = [c for c in checks if c.level in (Level.WARN, Level.FAIL)]

@@ -20,8 +20,9 @@ from scrubber.hooks import post_tool_use, session_end, status_line, user_prompt_
 def register(app: typer.Typer) -> None:
     hook = typer.Typer(
         name="hook",
-        help="Claude Code hook entry points (read the hook's JSON on stdin; always exit 0).",
+        help="Claude Code hook entry points: the hook's JSON on stdin; always exit 0.",
         no_args_is_help=True,
+        hidden=True,
     )
 
     @hook.command("session-end")
@@ -66,7 +67,7 @@ def register(app: typer.Typer) -> None:
 
     app.add_typer(hook)
 
-    @app.command("worker")
+    @app.command("worker", hidden=True)
     def worker_command(
         once: Annotated[
             bool, typer.Option("--once", help="One pass over ready jobs; do not wait for others.")
@@ -79,7 +80,7 @@ def register(app: typer.Typer) -> None:
             ),
         ] = False,
     ) -> None:
-        """Process the sessions queued by the SessionEnd hook (what the hook starts).
+        """Process the sessions the SessionEnd hook queued (the hook starts it).
 
         Archives, redacts or audits each ended session as the policy's on_session_end says,
         logging every step to $SCRUB_HOME/log/activity.jsonl. Exit 4 when another worker is
@@ -93,6 +94,6 @@ def register(app: typer.Typer) -> None:
         done = sum(1 for _, outcome in report.outcomes if outcome is worker.JobOutcome.DONE)
         failed = sum(1 for _, o in report.outcomes if o is worker.JobOutcome.FAILED)
         typer.echo(
-            f"worker: {done} session(s) done, {failed} failed, {report.left} still queued"
+            f"worker: {common.plural(done, 'session')} done, {failed} failed, {report.left} still queued"
             + (" (see `scrub doctor`)" if failed or report.left else "")
         )

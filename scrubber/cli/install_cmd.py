@@ -126,7 +126,7 @@ def install_command(
     dry_run: DryRunOption = False,
     live: LiveOption = False,
 ) -> None:
-    """Register scrubber's hooks with Claude Code and write a default policy.
+    """Register scrubber's hooks with Claude Code, write a policy.
 
     Merges a SessionEnd hook (and with --status-line, a status line) into the settings.json
     of the config directory without losing any key; running it again changes nothing; a
@@ -160,10 +160,16 @@ def install_command(
 
 
 def uninstall_command(dry_run: DryRunOption = False) -> None:
-    """Remove scrubber's hooks and status line from Claude Code's settings.
+    """Remove scrubber's hooks and status line from Claude Code.
 
     Restores the status line it wrapped and the cleanupPeriodDays it raised (when still
     ours), removes the launchers and the schedule, and keeps everything the user added since,
     plus the policy, queued jobs, archives and backups.
+
+    Examples:
+
+      scrub uninstall --dry-run           # the settings diff, nothing written
+
+      scrub uninstall
     """
     _print(uninstall(common.env(), dry_run=dry_run))

@@ -26,8 +26,17 @@ def register(app: typer.Typer) -> None:
         ],
         reason: Annotated[str | None, typer.Option("--reason", help="Why it is kept.")] = None,
     ) -> None:
-        """Pin a session: retention never removes it (Claude Code's own sweep, which ignores
-        pins, still can until `scrub install --take-over-cleanup`)."""
+        """Pin a session: retention never removes it.
+
+        Claude Code's own sweep, which ignores pins, still can until
+        `scrub install --take-over-cleanup`.
+
+        Examples:
+
+          scrub pin 3f9a2c1e --reason "incident notes"
+
+          scrub pin "fix the login bug"
+        """
         pinned = pin_session(common.env(), session, reason)
         label = pinned.titles.show(pinned.title)
         typer.echo(
@@ -41,10 +50,16 @@ def register(app: typer.Typer) -> None:
             str, typer.Argument(metavar="SESSION|NAME", help="Id, id prefix or name.")
         ],
     ) -> None:
-        """Remove a pin made with `scrub pin` (pins in the policy are edited there).
+        """Remove a pin made with `scrub pin`.
+
+        Pins in the policy are edited there.
 
         When nothing is unpinned it says why: the session is not pinned, the policy pins it,
         or no session goes by that name.
+
+        Examples:
+
+          scrub unpin 3f9a2c1e
         """
         for record in unpin_session(common.env(), session):
             typer.echo(f"unpinned: {record.project or '?'}/{record.session_id}")
@@ -60,6 +75,12 @@ def register(app: typer.Typer) -> None:
         "(session gone)", one in the trash "(in the trash)"; JSON says `session_state`
         (present, in-trash, gone). A pin of a gone session still keeps its archives from
         being purged.
+
+        Examples:
+
+          scrub pins
+
+          scrub pins --format json
         """
         listing = list_pins(common.env(), policy_path)
         if output_format is OutputFormat.json:

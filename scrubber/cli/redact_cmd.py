@@ -12,7 +12,7 @@ import typer
 
 from scrubber import paths
 from scrubber.cli import common
-from scrubber.cli.common import PolicyOption
+from scrubber.cli.common import PolicyOption, plural
 from scrubber.detection.registry import build_scanner
 from scrubber.detection.scan import SecretScanner
 from scrubber.errors import ExitCode, UsageError
@@ -75,7 +75,7 @@ OriginalOption = Annotated[
     typer.Option("--original", help="With --check: the original, to compare structure."),
 ]
 FormatOption = Annotated[str, typer.Option("--format", help="text or json.")]
-VerifiedArgument = Annotated[Path, typer.Argument(help="A redacted transcript.")]
+VerifiedArgument = Annotated[Path, typer.Argument(metavar="PATH", help="A redacted transcript.")]
 VerifyOriginalOption = Annotated[
     Path | None, typer.Option("--original", help="The original, to compare structure.")
 ]
@@ -98,7 +98,7 @@ def redact_command(
     output_format: FormatOption = "text",
     policy_path: PolicyOption = None,
 ) -> None:
-    """Write redacted copies of transcripts (or rewrite them with --in-place).
+    """Write redacted copies of transcripts (or redact --in-place).
 
     Only string values change: every line stays valid JSON, ids, chain fields, signatures
     and image data stay byte-identical, lines without secrets are copied byte for byte.
@@ -150,10 +150,18 @@ def verify_command(
     output_format: FormatOption = "text",
     policy_path: PolicyOption = None,
 ) -> None:
-    """Prove a redacted transcript: valid JSONL, same structure, no secrets left.
+    """Prove a redacted transcript: valid JSONL, no secrets left.
+
+    Also checks that its structure is the original's (with --original).
 
     Same as `scrub redact --check PATH`. Exit 0 when proven, 1 when secrets or damage were
     found.
+
+    Examples:
+
+      scrub verify redacted/3f9a2c1e.jsonl
+
+      scrub verify redacted/3f9a2c1e.jsonl --original 3f9a2c1e.jsonl --format json
     """
     loaded = common.policy(policy_path)
     scanner = build_scanner(loaded.policy, common.scrub_home())
@@ -192,7 +200,10 @@ def _report(results: list[FileRedaction], as_json: bool) -> None:
             continue
         kinds = ", ".join(f"{k} ×{n}" for k, n in r.by_kind.most_common())
         where = f" -> {r.dest}" if r.dest and r.dest != r.source else " (in place)"
-        line = f"{r.source}{where}: {r.replaced} secrets replaced in {r.lines_changed} lines"
+        line = (
+            f"{r.source}{where}: {plural(r.replaced, 'secret')} replaced in "
+            f"{plural(r.lines_changed, 'line')}"
+        )
         typer.echo(line + (f" ({kinds})" if kinds else ""))
         for number, problem in r.problems:
             typer.echo(f"  line {number}: {problem}: kept, redacted as text")
@@ -200,9 +211,10 @@ def _report(results: list[FileRedaction], as_json: bool) -> None:
             typer.echo(f"  {r.folded_tail_bytes} bytes appended during the rewrite were kept")
         if r.left_in_thinking:
             typer.echo(
-                f"  warning: {r.left_in_thinking} secrets left in thinking text (left_in_thinking)"
+                f"  warning: {plural(r.left_in_thinking, 'secret')} left in thinking text "
+                "(left_in_thinking)"
             )
-    typer.echo(f"{len(results)} files, {total} secrets replaced.")
+    typer.echo(f"{plural(len(results), 'file')}, {plural(total, 'secret')} replaced.")
 
 
 def _run_check(path: Path, original: Path | None, scanner: SecretScanner, as_json: bool) -> None:

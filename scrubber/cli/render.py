@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from scrubber import __version__
-from scrubber.cli.common import human_size
+from scrubber.cli.common import human_size, plural
 from scrubber.cli.sarif_rules import project_url, rule_for
 from scrubber.detection.finding import Finding
 from scrubber.usecases.audit_report import AuditReport, FileAudit
@@ -201,7 +201,7 @@ def render_text(
         out.append(header)
         if findings:
             summary = ", ".join(f"{k} ×{n}" for k, n in kinds.most_common())
-            out.append(f"  {len(findings)} secrets ({distinct} distinct): {summary}")
+            out.append(f"  {_secrets(len(findings), distinct)}: {summary}")
         for audit in audits:
             if not audit.findings and not audit.problems and not audit.error:
                 continue
@@ -224,14 +224,19 @@ def render_text(
         1 for sid, audits in sessions.items() if sid and any(a.findings for a in audits)
     )
     session_count = sum(1 for sid in sessions if sid)
+    where = "" if not totals["occurrences"] else f", in {sessions_with} of them"
     out.append(
-        f"Scanned {len(report.files)} files ({human_size(report.bytes_scanned)}) in "
-        f"{session_count} sessions: {totals['occurrences']} secrets, {totals['distinct']} distinct, "
-        f"in {sessions_with} sessions."
+        f"Scanned {plural(len(report.files), 'file')} ({human_size(report.bytes_scanned)}) in "
+        f"{plural(session_count, 'session')}: "
+        f"{_secrets(int(str(totals['occurrences'])), int(str(totals['distinct'])))}{where}."
     )
     if totals["occurrences"]:
         copies = f"Redacted copies: {redact_hint}   " if redact_hint else ""
         out.append(f"{copies}Details: scrub audit --format json")
-    for warning in report.warnings:
-        out.append(f"warning: {warning}")
     return "\n".join(out)
+
+
+def _secrets(occurrences: int, distinct: int) -> str:
+    """`3 secrets (2 distinct)`; `2 secrets` when every one is distinct, `1 secret`."""
+    said = plural(occurrences, "secret")
+    return said if distinct == occurrences else f"{said} ({distinct} distinct)"

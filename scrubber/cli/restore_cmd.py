@@ -82,7 +82,7 @@ def _register_restore(app: typer.Typer) -> None:
         ] = None,
         policy_path: PolicyOption = None,
     ) -> None:
-        """Put an archived session back where Claude Code finds it (claude --resume works).
+        """Put an archived session back where `claude --resume` finds it.
 
         Everything is decrypted and checked before anything is moved into place; an existing
         session is never overwritten without --force, and with it the version that was there
@@ -117,7 +117,7 @@ def _say_restored(outcome: RestoreOutcome, *, default_config: bool) -> None:
     session = result.manifest.session.session_id
     replaced = f", {len(result.replaced)} replaced" if result.replaced else ""
     typer.echo(
-        f"restored session {session} ({result.files} files{replaced}) into {result.config_dir}"
+        f"restored session {session} ({common.plural(result.files, 'file')}{replaced}) into {result.config_dir}"
     )
     prefix = "" if default_config else f"CLAUDE_CONFIG_DIR={result.config_dir} "
     if outcome.trashed is not None:
@@ -155,7 +155,7 @@ def _register_decrypt(app: typer.Typer) -> None:
 
         Examples:
 
-          scrub decrypt 2026-03-02T09-01-30.948Z.tar.gz.age -i ~/scrub-key.txt -o session.tar.gz
+          scrub decrypt ARCHIVE.tar.gz.age -i ~/scrub-key.txt -o session.tar.gz
 
           cd ~/.claude && scrub decrypt FILE.tar.gz.age -i ~/scrub-key.txt | tar xz
         """

@@ -12,7 +12,7 @@ from typing import Annotated, Any
 import typer
 
 from scrubber.cli import common
-from scrubber.cli.common import PolicyOption, human_size
+from scrubber.cli.common import PolicyOption, human_size, plural
 from scrubber.cli.retention_text import (
     FormatOption,
     OutputFormat,
@@ -52,7 +52,7 @@ def register(app: typer.Typer) -> None:
             typer.Option("--force", help="Lift the per-run cap (retention.max_deletions_per_run)."),
         ] = False,
     ) -> None:
-        """Archive, trash and purge old sessions by policy; a dry run unless --apply.
+        """Archive, trash and purge old sessions (a dry run unless --apply).
 
         Mirrors Claude Code's cleanupPeriodDays with the safety it lacks: pinned sessions are
         never removed; sessions written to in the last hour, and the newest of each project,
@@ -69,6 +69,14 @@ def register(app: typer.Typer) -> None:
 
         $SCRUB_CLAUDE_MANAGED_SETTINGS names another managed-settings file than
         /etc/claude-code/managed-settings.json.
+
+        Examples:
+
+          scrub retention                     # the plan: what would go, and why
+
+          scrub retention --apply
+
+          scrub retention --days 30 --format json
         """
         run = run_retention(
             common.env(),
@@ -152,18 +160,18 @@ def _render_text(run: RetentionRun) -> str:
     counts = _counts(plan, report)
     lines += [
         "",
-        f"{len(plan.sessions)} sessions: {counts['kept']} kept, {counts['trash']} to trash "
+        f"{plural(len(plan.sessions), 'session')}: {counts['kept']} kept, {counts['trash']} to trash "
         f"({counts['archive_then_trash']} archived first); trash: {counts['trash_purge']} to purge; "
         f"archives: {counts['archive_purge']} to purge"
         if report is None
-        else f"{len(plan.sessions)} sessions: {counts['trashed']} trashed ({counts['archived']} "
+        else f"{plural(len(plan.sessions), 'session')}: {counts['trashed']} trashed ({counts['archived']} "
         f"archived first), {counts['kept']} kept; trash: {counts['trash_purged']} purged; "
         f"archives: {counts['archive_purged']} purged",
     ]
     warned = plan.warnings
     if warned:
         lines.append(
-            f"warning: {len(warned)} session(s) due for removal are kept "
+            f"warning: {plural(len(warned), 'session')} due for removal kept "
             "(no verified archive, over the cap, or unreadable): see above"
         )
     if report is None:

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from scrubber.cli import common
-from scrubber.cli.common import PolicyOption, human_size
+from scrubber.cli.common import PolicyOption, human_size, plural
 from scrubber.cli.retention_text import FormatOption, OutputFormat, ago, dumps, until, warn
 from scrubber.retention.forecast import Forecast
 from scrubber.retention.rules import ArchiveStatus, Reason
@@ -30,13 +30,23 @@ def register(app: typer.Typer) -> None:
         ] = SortOrder.urgency,
         policy_path: PolicyOption = None,
     ) -> None:
-        """List sessions: title, project, last activity, size, secrets, pins, archives, and
-        when Claude Code's own sweep and scrubber's retention would each remove them.
+        """List sessions, and when each would be removed.
+
+        For each: title, project, last activity, size, secrets, pins, archives, and when
+        Claude Code's own sweep and scrubber's retention would each remove it.
 
         Claude Code's sweep goes by file mtime and ignores pins: a pinned session can still
         be deleted by it (`scrub install --take-over-cleanup` hands the clock to scrubber;
         the CLAUDE SWEEP column then says "off (taken over)", except for projects whose own
         .claude/settings files set a shorter cleanupPeriodDays).
+
+        Examples:
+
+          scrub sessions
+
+          scrub sessions --project shop-api --sort size
+
+          scrub sessions --format json
         """
         listing = list_sessions(
             common.env(),
@@ -121,14 +131,14 @@ def _sweep_summary(listing: SessionListing) -> list[str]:
     if at_risk and listing.sweep_taken_over:
         # --take-over-cleanup raised the user's setting; a project's own settings win over it.
         return [
-            f"\n{at_risk} session(s) would still be deleted by Claude Code's own sweep first "
+            f"\n{plural(at_risk, 'session')} would still be deleted by Claude Code's own sweep first "
             "(no trash, no archive, pins ignored): their project's own .claude/settings files "
             "set a shorter cleanupPeriodDays, which `--take-over-cleanup` does not change; "
             "remove it there to leave them to scrubber's retention"
         ]
     if at_risk:
         return [
-            f"\n{at_risk} session(s) would be deleted by Claude Code's own sweep first (no trash, "
+            f"\n{plural(at_risk, 'session')} would be deleted by Claude Code's own sweep first (no trash, "
             "no archive, pins ignored): `scrub install --take-over-cleanup` makes scrubber's "
             "policy the one clock"
         ]

@@ -28,7 +28,7 @@ def register(app: typer.Typer) -> None:
             ),
         ] = False,
     ) -> None:
-        """Put a session back from scrubber's trash, where Claude Code finds it.
+        """Put a session back from scrubber's trash, for Claude Code.
 
         SESSION is its id, an id prefix, or its title as `scrub sessions` showed it (the
         custom title, then Claude Code's own; exact first, then ignoring case). Refuses,

@@ -203,7 +203,7 @@ def test_readable_transcripts_are_warned_about(
     _, doc = as_json
     expected = f"{world.open_file} is readable by group and others (chmod 600 it)"
     assert expected in doc["warnings"]
-    assert f"warning: {expected}" in as_text.stdout
+    assert f"warning: {expected}" in as_text.stderr
     others = [w for w in doc["warnings"] if "is readable by" in w]
     assert others == [expected]  # the demo's other files are 0600
 
@@ -214,7 +214,7 @@ def test_the_text_summary_names_sessions_places_and_problems(as_text: Any, world
     assert "output of Read(/home/demo/work/shop-api/.env)" in out
     assert f"line {world.torn_line}: torn-last-line (kept; scanned as text)" in out
     assert ", thinking: dotenv-value" in out
-    assert "Scanned " in out and " distinct, in " in out
+    assert "Scanned " in out and " distinct), in " in out
     assert "Traceback" not in as_text.stderr
 
 

@@ -83,7 +83,7 @@ def test_sessions_after_taking_over_claude_codes_cleanup(env: Env) -> None:
     local = write_session(env.config, cwd=str(project), last=ago(20), seed=44)
     env.run("pin", local.session_id)
     text = env.run("sessions").stdout
-    assert "1 session(s) would still be deleted by Claude Code's own sweep first" in text
+    assert "1 session would still be deleted by Claude Code's own sweep first" in text
     assert "project's own .claude/settings" in text
     (row,) = [line for line in text.splitlines() if local.session_id in line]
     assert row.startswith("next Claude start")
