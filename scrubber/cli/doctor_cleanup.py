@@ -64,14 +64,13 @@ def check_cleanup(config: Path, home: Path, policy: Policy | None, now: datetime
         ):
             pinned += 1
     take_over = "`scrub install --take-over-cleanup` makes scrubber's retention the one clock"
+    soon = f"will be deleted by Claude Code within {RISK_DAYS} days"
     if pinned:
         checks.append(
             Check(
                 "cleanup sweep",
                 Level.WARN,
-                f"{plural(pinned, 'pinned session')} will be deleted by Claude Code within "
-                f"{RISK_DAYS} "
-                "days: its sweep ignores pins",
+                f"{plural(pinned, 'pinned session')} {soon}: its sweep ignores pins",
                 take_over,
             )
         )
@@ -80,9 +79,7 @@ def check_cleanup(config: Path, home: Path, policy: Policy | None, now: datetime
             Check(
                 "cleanup sweep",
                 Level.WARN,
-                f"{plural(unarchived, 'session')} will be deleted by Claude Code within "
-                f"{RISK_DAYS} days "
-                "and have no archive",
+                f"{plural(unarchived, 'session')} {soon} and have no archive",
                 f"`scrub archive --all --older-than {max(1, horizon)}d` now; " + take_over,
             )
         )

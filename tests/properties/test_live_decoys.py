@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from scrubber.detection.registry import build_live_scanner, live_detectors
 from scrubber.policy.model import Allowlist
 from scrubber.usecases.live import mask_tool_output
+from tests.skips import needs_shared
 
 DECOYS = (
     Path(__file__).resolve().parents[2] / ".." / "shared" / "leakbench" / "data" / "decoys.jsonl"
@@ -24,7 +25,7 @@ ITEMS = (
     else []
 )
 
-pytestmark = pytest.mark.skipif(not ITEMS, reason="../shared/leakbench is not available")
+pytestmark = pytest.mark.skipif(not ITEMS, reason=needs_shared("leakbench"))
 
 
 @pytest.fixture(scope="module")

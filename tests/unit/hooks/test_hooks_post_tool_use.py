@@ -189,7 +189,7 @@ def test_every_masking_is_an_activity_line_without_the_value(env: dict[str, str]
     lines = [json.loads(x) for x in (log / "activity.jsonl").read_text().splitlines()]
     assert {(x["kind"], x["tool"], x["event"]) for x in lines} == {
         ("github-token", "Bash", "masked"),
-        ("aws-access-key-id", "Bash", "masked"),
+        ("aws-access-key", "Bash", "masked"),
     }
     assert all(len(x["fingerprint"]) == 8 for x in lines)
     for path in log.iterdir():
