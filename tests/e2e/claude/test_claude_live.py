@@ -48,7 +48,7 @@ def test_tool_outputs_reach_neither_the_api_nor_the_transcript(box: Box) -> None
         for path in session_files(box):
             assert secret not in path.read_text(errors="replace"), path
     last = bodies[-1]
-    for kind in ("github-token", "aws-access-key-id", "anthropic-api-key"):
+    for kind in ("github-token", "aws-access-key", "anthropic-api-key"):
         assert f"[REDACTED:{kind}:" in last, kind
     transcript = box.transcript(run.session_id).read_text()
     assert "[REDACTED:github-token:" in transcript
