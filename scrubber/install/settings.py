@@ -119,17 +119,7 @@ def remove_session_end_hook(
     groups = _list(hooks, "SessionEnd", where)
     if groups is None:
         return result
-    kept_groups = []
-    for group in groups:
-        handlers = group.get("hooks") if isinstance(group, dict) else None
-        if not isinstance(handlers, list):
-            kept_groups.append(group)
-            continue
-        remaining = [h for h in handlers if not (isinstance(h, dict) and is_ours(h.get("command")))]
-        if len(remaining) == len(handlers):
-            kept_groups.append(group)
-        elif remaining:
-            kept_groups.append({**group, "hooks": remaining})
+    kept_groups = _without_our_handlers(groups)
     hooks["SessionEnd"] = kept_groups
     if not kept_groups and drop_empty_event:
         del hooks["SessionEnd"]
@@ -254,14 +244,9 @@ def add_event_hook(
     return result
 
 
-def remove_event_hook(settings: Settings, event: str, *, where: str = "settings") -> Settings:
-    """`settings` without our handlers for `event`; a group, event list or `hooks` object we
-    emptied goes too (one the user left empty stays)."""
-    result = copy.deepcopy(settings)
-    hooks = _object(result, "hooks", where)
-    groups = _list(hooks, event, where) if hooks is not None else None
-    if hooks is None or groups is None:
-        return result
+def _without_our_handlers(groups: list[Any]) -> list[Any]:
+    """An event's hook groups without our handlers: a group we emptied goes, one that holds
+    something else keeps it, anything not shaped like a group is kept as it is."""
     kept = []
     for group in groups:
         handlers = group.get("hooks") if isinstance(group, dict) else None
@@ -273,6 +258,18 @@ def remove_event_hook(settings: Settings, event: str, *, where: str = "settings"
             kept.append(group)
         elif remaining:
             kept.append({**group, "hooks": remaining})
+    return kept
+
+
+def remove_event_hook(settings: Settings, event: str, *, where: str = "settings") -> Settings:
+    """`settings` without our handlers for `event`; a group, event list or `hooks` object we
+    emptied goes too (one the user left empty stays)."""
+    result = copy.deepcopy(settings)
+    hooks = _object(result, "hooks", where)
+    groups = _list(hooks, event, where) if hooks is not None else None
+    if hooks is None or groups is None:
+        return result
+    kept = _without_our_handlers(groups)
     if kept or not groups:
         hooks[event] = kept
     else:

@@ -46,6 +46,17 @@ class TranscriptMetadata:
     def title(self) -> str | None:
         return self.custom_title or self.summary or self.ai_title
 
+    def session_fields(self) -> dict[str, Any]:
+        """The fields a `SessionInfo` takes from its transcript's metadata, by their names."""
+        return {
+            "cwd": self.cwd,
+            "title": self.title,
+            "custom_title": self.custom_title,
+            "tags": self.tags,
+            "first_timestamp": self.first_timestamp,
+            "last_timestamp": self.last_timestamp,
+        }
+
 
 def _top_level(data: bytes) -> dict[str, Any] | None:
     try:

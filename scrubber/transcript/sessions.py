@@ -218,12 +218,7 @@ def _session_info(
         config_dir=config_dir,
         size=st.st_size,
         mtime=st.st_mtime,
-        cwd=meta.cwd,
-        title=meta.title,
-        custom_title=meta.custom_title,
-        tags=meta.tags,
-        first_timestamp=meta.first_timestamp,
-        last_timestamp=meta.last_timestamp,
+        **meta.session_fields(),
         legacy_agent_files=legacy,
         readable=readable,
     )

@@ -106,12 +106,7 @@ def _session_there(config: Path, project: str, session_id: str) -> tuple[Session
             return (
                 replace(
                     found,
-                    cwd=meta.cwd,
-                    title=meta.title,
-                    custom_title=meta.custom_title,
-                    tags=meta.tags,
-                    first_timestamp=meta.first_timestamp,
-                    last_timestamp=meta.last_timestamp,
+                    **meta.session_fields(),
                 ),
                 True,
             )

@@ -173,12 +173,7 @@ def session_info(session: EndedSession) -> SessionInfo:
         config_dir=session.config_dir,
         size=st.st_size,
         mtime=st.st_mtime,
-        cwd=meta.cwd,
-        title=meta.title,
-        custom_title=meta.custom_title,
-        tags=meta.tags,
-        first_timestamp=meta.first_timestamp,
-        last_timestamp=meta.last_timestamp,
+        **meta.session_fields(),
     )
 
 
