@@ -45,8 +45,10 @@ def scrub_home(env: Mapping[str, str] | None = None) -> Path:
 # empty config dir: a wrong CLAUDE_CONFIG_DIR audited as "0 secrets" and exit 0.
 _CONFIG_DIR_MARKERS = (
     "projects", "history.jsonl", "settings.json", "todos", "shell-snapshots", "file-history",
-    "session-env", "statsig", "plugins", "ide", ".credentials.json", "settings.local.json",
+    "session-env", "statsig", "plugins", "ide", "debug", ".credentials.json",
+    "settings.local.json",
 )  # fmt: skip
+# Not `.claude.json`: without CLAUDE_CONFIG_DIR, Claude Code keeps it in $HOME, next to ~/.claude.
 
 
 def is_config_dir(path: Path) -> bool:

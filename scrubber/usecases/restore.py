@@ -39,22 +39,6 @@ __all__ = ["RestoreOutcome", "check_config_dir", "choose_version", "restore_sess
 
 Warn = Callable[[str], None]
 
-# What Claude Code creates in its config dir (reference/claude-code.md, "Where things live"):
-# a folder holding none of these is not one, whatever its name.
-_CONFIG_MARKERS = (
-    "projects",
-    "settings.json",
-    ".claude.json",
-    "history.jsonl",
-    "file-history",
-    "todos",
-    "session-env",
-    "shell-snapshots",
-    "debug",
-    "statsig",
-    "plugins",
-)
-
 
 @dataclass(frozen=True, slots=True)
 class RestoreOutcome:
@@ -82,7 +66,7 @@ def check_config_dir(path: Path, *, create: bool) -> None:
         )
     if create:
         return
-    if mode is not None and any(os.path.lexists(path / m) for m in _CONFIG_MARKERS):
+    if mode is not None and paths.is_config_dir(path):
         return
     what = "does not exist" if mode is None else "is not a Claude Code config directory"
     raise UsageError(
