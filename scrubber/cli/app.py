@@ -13,7 +13,8 @@ import click
 import typer
 
 from scrubber import __version__
-from scrubber.cli import help_format
+from scrubber.cli import command as command_classes
+from scrubber.cli import quiet
 from scrubber.errors import ExitCode, ScrubberError
 
 # Each command group's module, and the command names it registers, in the order `--help` lists
@@ -47,7 +48,7 @@ def build_app(command: str | None = None, *, commands: bool = True) -> typer.Typ
         modules = []
     for module in modules:
         importlib.import_module(f"scrubber.cli.{module}").register(app)
-    help_format.apply(app)
+    command_classes.apply(app)
     return app
 
 
@@ -82,6 +83,13 @@ def _version(value: bool) -> None:
 def _root(
     version: bool = typer.Option(
         False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
+    ),
+    _quiet: bool = typer.Option(
+        False,
+        *quiet.QUIET_FLAGS,
+        callback=quiet.remember,
+        expose_value=False,
+        help=quiet.QUIET_HELP,
     ),
 ) -> None:
     pass

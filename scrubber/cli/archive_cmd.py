@@ -70,8 +70,8 @@ OlderThanOption = Annotated[
 ]
 
 ProjectOption = Annotated[
-    str | None,
-    typer.Option("--project", help="Sessions whose project folder contains this."),
+    list[str] | None,
+    typer.Option("--project", help="Sessions whose project folder contains this; repeatable."),
 ]
 
 EncryptOption = Annotated[
@@ -253,7 +253,7 @@ def _register_archive(app: typer.Typer) -> None:
             active_before=(
                 None if older_than is None else parse_moment(older_than, "--older-than", now)
             ),
-            project=project,
+            projects=tuple(project or ()),
         )
         # Keys first: a typo in a recipient must fail before any work.
         encryption = resolve_encryption(

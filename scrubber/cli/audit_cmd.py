@@ -16,7 +16,7 @@ from typing import Annotated
 import typer
 
 from scrubber import paths
-from scrubber.cli import common
+from scrubber.cli import common, quiet
 from scrubber.cli.common import PolicyOption
 from scrubber.cli.progress import ProgressLine
 from scrubber.cli.render import render_json, render_sarif, render_text
@@ -41,11 +41,12 @@ PathsArgument = Annotated[
     ),
 ]
 SessionOption = Annotated[
-    str | None, typer.Option("--session", help="Only this session (id or id prefix).")
+    list[str] | None,
+    typer.Option("--session", help="Only this session (id, id prefix or title); repeatable."),
 ]
 ProjectOption = Annotated[
-    str | None,
-    typer.Option("--project", help="Only sessions whose project folder contains this."),
+    list[str] | None,
+    typer.Option("--project", help="Only sessions whose project folder contains this; repeatable."),
 ]
 SinceOption = Annotated[
     str | None,
@@ -117,8 +118,8 @@ def audit_command(
         home,
         config,
         paths=tuple(paths_ or ()),
-        session=session,
-        project=project,
+        sessions=tuple(session or ()),
+        projects=tuple(project or ()),
         since=since,
         remember=not paths_,
     )
@@ -126,7 +127,7 @@ def audit_command(
 
 
 def _check_selection(
-    paths_: list[Path], session: str | None, project: str | None, config: Path
+    paths_: list[Path], session: list[str] | None, project: list[str] | None, config: Path
 ) -> None:
     """Usage errors in what was named, before anything is read."""
     if paths_:
@@ -185,9 +186,9 @@ def redact_hint(request: AuditRequest, report: AuditReport) -> str | None:
         named = " ".join(shlex.quote(str(p)) for p in request.paths)
         target = "OUT" if len(request.paths) == 1 and request.paths[0].is_file() else "DEST"
         return f"scrub redact {named} --output {target}"
-    if request.session:
-        return f"scrub redact --session {shlex.quote(request.session)}"
-    if request.project or request.since:
+    if request.sessions:
+        return "scrub redact " + " ".join(f"--session {shlex.quote(s)}" for s in request.sessions)
+    if request.projects or request.since:
         found = {f.target.session_id for f in report.files if f.findings}
         found.discard(None)
         if len(found) == 1:
@@ -227,9 +228,7 @@ def _run_demo(output_format: AuditFormat, preview: bool, verbose: bool) -> None:
         config = build_demo_config(Path(tmp) / "claude")
         home = Path(tmp) / "scrub-home"
         if output_format is AuditFormat.text:
-            sys.stderr.write(
-                f"scrub: demo: synthetic sessions with fake secrets in {config} (removed after)\n"
-            )
+            quiet.note(f"demo: synthetic sessions with fake secrets in {config} (removed after)")
         os.environ["CLAUDE_CONFIG_DIR"] = str(config)
         request = AuditRequest(Policy.default(), home, config, remember=False)
         _audit_and_print(request, output_format, preview, verbose, demo=True)

@@ -1,4 +1,4 @@
-"""A progress line on stderr for long scans, only when stderr is a terminal."""
+"""A progress line on stderr for long scans, only when stderr is a terminal (never under --quiet)."""
 
 from __future__ import annotations
 
@@ -6,13 +6,15 @@ import sys
 import time
 from typing import TextIO
 
+from scrubber.cli.quiet import is_quiet
+
 
 class ProgressLine:
     """Call with byte counts; draws `label  42%  120.3/286.0 MB  55 MB/s` at most 10 times a second."""
 
     def __init__(self, total: int, label: str, stream: TextIO | None = None) -> None:
         self._stream = stream or sys.stderr
-        self._enabled = self._stream.isatty() and total > 8 << 20
+        self._enabled = self._stream.isatty() and total > 8 << 20 and not is_quiet()
         self._total = max(total, 1)
         self._done = 0
         self._label = label

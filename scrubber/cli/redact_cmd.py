@@ -44,7 +44,8 @@ OutputOption = Annotated[
     ),
 ]
 SessionOption = Annotated[
-    str | None, typer.Option("--session", help="Redact this session (id, prefix or title).")
+    list[str] | None,
+    typer.Option("--session", help="Redact this session (id, prefix or title); repeatable."),
 ]
 AllOption = Annotated[
     bool,
@@ -135,7 +136,7 @@ def redact_command(
         home,
         common.config_dir(),
         paths=tuple(paths_ or ()),
-        session=session,
+        sessions=tuple(session or ()),
         all_sessions=all_,
         in_place=in_place,
         output=output,

@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 
 from scrubber.archive.decrypt import decrypt_file, decrypt_to_stream
-from scrubber.cli import common
+from scrubber.cli import common, quiet
 from scrubber.cli.archive_common import archives_root, human_bytes, read_identities, warn
 from scrubber.cli.common import PolicyOption
 from scrubber.errors import ScrubberError, UsageError
@@ -169,7 +169,7 @@ def _register_decrypt(app: typer.Typer) -> None:
         identities = read_identities(identity, passphrase_file, passphrase, required=True)
         if not to_stdout:
             size = decrypt_file(source, Path(str(output)), identities, force=force)
-            sys.stderr.write(f"scrub: decrypted {human_bytes(size)} to {output}\n")
+            quiet.note(f"decrypted {human_bytes(size)} to {output}")
             return
         try:
             decrypt_to_stream(source, sys.stdout.buffer, identities)

@@ -20,8 +20,10 @@ def register(app: typer.Typer) -> None:
     @app.command("sessions")
     def sessions_command(
         project: Annotated[
-            str | None,
-            typer.Option("--project", help="Only sessions whose project folder contains this."),
+            list[str] | None,
+            typer.Option(
+                "--project", help="Only sessions whose project folder contains this; repeatable."
+            ),
         ] = None,
         output_format: FormatOption = OutputFormat.text,
         sort: Annotated[
@@ -50,7 +52,7 @@ def register(app: typer.Typer) -> None:
         """
         listing = list_sessions(
             common.env(),
-            project=project,
+            projects=tuple(project or ()),
             sort=sort,
             policy_path=policy_path,
             now=datetime.now(UTC),

@@ -79,11 +79,11 @@ class Selection:
     # `--older-than`: sessions whose last activity is before this moment (the CLI turns the
     # duration or date it was given into one, as `--since` does).
     active_before: datetime | None = None
-    project: str | None = None  # a part of the project folder name, or the exact cwd
+    projects: tuple[str, ...] = ()  # parts of the project folder name, or exact cwds
 
     @property
     def is_filter(self) -> bool:
-        return self.all or self.active_before is not None or self.project is not None
+        return self.all or self.active_before is not None or bool(self.projects)
 
 
 def _in_project(session: SessionInfo, project: str) -> bool:
@@ -110,10 +110,13 @@ def select_sessions(config_dir: Path, selection: Selection, *, now: datetime) ->
             found = find_session(config_dir, query, discovery=discovery)
             chosen.setdefault((found.project, found.id), found)
         return list(chosen.values())
+    for project in selection.projects:  # each one given must name something: a typo is not "none"
+        if not any(_in_project(session, project) for session in discovery.sessions):
+            raise UsageError(f"no session matches --project {project}")
     picked: list[SessionInfo] = []
     cutoff = selection.active_before
     for session in discovery.sessions:
-        if selection.project is not None and not _in_project(session, selection.project):
+        if selection.projects and not any(_in_project(session, p) for p in selection.projects):
             continue
         # Future times (clock skew, bulk-rewritten mtimes) count as now.
         if cutoff is not None and min(session.last_activity, now) >= cutoff:

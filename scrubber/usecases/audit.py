@@ -49,14 +49,15 @@ ProgressFor = Callable[[int], Progress]  # given the bytes to scan: what to tell
 @dataclass(frozen=True, slots=True)
 class AuditRequest:
     """What `scrub audit` is asked for: the files and folders named (`paths`), else the
-    sessions and side files of the config dir (or one `session`, or a `project`'s)."""
+    sessions and side files of the config dir (or only the `sessions` named, or those of the
+    `projects`: each names at least one session, or the audit is refused)."""
 
     policy: Policy
     home: Path
     config: Path
     paths: tuple[Path, ...] = ()
-    session: str | None = None
-    project: str | None = None
+    sessions: tuple[str, ...] = ()  # ids, id prefixes or titles
+    projects: tuple[str, ...] = ()  # parts of project folder names, or exact cwds
     since: str | None = None  # only files changed since: `7d`, `12h`, or `2026-11-01`
     remember: bool = True  # keep each session's count in the audit cache (`scrub sessions`)
 
@@ -90,14 +91,15 @@ def _requested_targets(request: AuditRequest) -> list[ScanTarget]:
         return targets_from_paths(request.paths)
     targets = targets_in_config(
         request.config,
-        session=request.session,
-        project=request.project,
+        sessions=request.sessions,
+        projects=request.projects,
         include_side_files=request.policy.detection.scan_side_files,
     )
-    if (request.session or request.project) and not targets:
-        wanted = (
-            f"--session {request.session}" if request.session else f"--project {request.project}"
-        )
+    if (request.sessions or request.projects) and not targets:
+        wanted = " ".join(
+            [*(f"--session {s}" for s in request.sessions),
+             *(f"--project {p}" for p in request.projects)]
+        )  # fmt: skip
         raise UsageError(f"no session matches {wanted}")
     return targets
 

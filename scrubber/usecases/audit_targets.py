@@ -9,7 +9,7 @@ from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
-from scrubber.errors import InputError
+from scrubber.errors import InputError, UsageError
 from scrubber.transcript import sessions as session_discovery
 from scrubber.usecases.audit_report import ScanTarget
 from scrubber.usecases.durations import parse_moment
@@ -18,27 +18,30 @@ from scrubber.usecases.durations import parse_moment
 def targets_in_config(
     config: Path,
     *,
-    session: str | None = None,
-    project: str | None = None,
+    sessions: Sequence[str] = (),
+    projects: Sequence[str] = (),
     include_side_files: bool = True,
 ) -> list[ScanTarget]:
-    """Every session (and its side files) and the global side files under a config dir."""
+    """Every session (and its side files) and the global side files under a config dir; with
+    `sessions` (ids, prefixes or titles) or `projects`, only the sessions named and in one of
+    those projects, without global side files. A project that holds no session is refused."""
     discovery = session_discovery.discover(config)
-    wanted = (
-        session_discovery.find_session(config, session, discovery=discovery).id if session else None
-    )
+    wanted = {session_discovery.find_session(config, s, discovery=discovery).id for s in sessions}
+    for project in projects:
+        if not any(in_project(info, project) for info in discovery.sessions):
+            raise UsageError(f"no session matches --project {project}")
     targets: list[ScanTarget] = []
     for info in discovery.sessions:
-        if wanted is not None and info.id != wanted:
+        if wanted and info.id not in wanted:
             continue
-        if project and project not in info.project and project != str(info.cwd or ""):
+        if projects and not any(in_project(info, project) for project in projects):
             continue
         targets.append(
             ScanTarget(info.transcript, True, info.id, info.project, info.title, "transcript")
         )
         if include_side_files:
             targets.extend(_side_targets(info))
-    if include_side_files and not session and not project:
+    if include_side_files and not sessions and not projects:
         # `debug/<id>.txt` is both a global side file and part of its session's bundle: scan
         # it once, or its findings count twice.
         seen = {target.path for target in targets}
@@ -46,6 +49,11 @@ def targets_in_config(
             if side.path not in seen:
                 targets.append(_file_target(side.path, side.session_id, None, side.kind.value))
     return targets
+
+
+def in_project(info: session_discovery.SessionInfo, project: str) -> bool:
+    """A part of the project folder's name, or the session's exact working directory."""
+    return project in info.project or project == str(info.cwd or "")
 
 
 def _side_targets(info: session_discovery.SessionInfo) -> Iterator[ScanTarget]:

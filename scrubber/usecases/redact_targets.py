@@ -1,5 +1,5 @@
 """What `scrub redact` redacts, and where its copies go: the files and folders named, or the
-files of one session's bundle (or of every session, with the global side files)."""
+files of the named sessions' bundles (or of every session, with the global side files)."""
 
 from __future__ import annotations
 
@@ -17,13 +17,13 @@ Note = Callable[[str], None]  # a note for the user, said at once (the CLI: stde
 @dataclass(frozen=True, slots=True)
 class RedactRequest:
     """What `scrub redact` is asked for: the files and folders named (`paths`), or one
-    `session`'s files, or every session's (`all_sessions`); as copies (under `output`, else
+    `sessions`' files (ids, prefixes or titles), or every session's (`all_sessions`); as copies (under `output`, else
     $SCRUB_HOME/redacted/) or rewritten `in_place`."""
 
     home: Path
     config: Path
     paths: tuple[Path, ...] = ()
-    session: str | None = None
+    sessions: tuple[str, ...] = ()
     all_sessions: bool = False
     in_place: bool = False
     output: Path | None = None
@@ -40,14 +40,14 @@ def select_files(request: RedactRequest, note: Note) -> Selection:
     """The files to redact; links inside named folders are skipped with a note."""
     config = request.config
     if request.paths:
-        if request.session or request.all_sessions:
+        if request.sessions or request.all_sessions:
             raise UsageError("give paths, or --session / --all, not both")
         sources: list[Path] = []
         for given in request.paths:
             sources.extend(_named_files(given, note))
         roots = [config] + [p if p.is_dir() else p.parent for p in request.paths]
         return Selection(sources, [], roots)
-    if request.session or request.all_sessions:
+    if request.sessions or request.all_sessions:
         paths.require_config_dir(config, "set CLAUDE_CONFIG_DIR, or name the files to redact")
         sources, global_files = _config_files(config, request, note)
         return Selection(sources, global_files, [config])
@@ -77,8 +77,11 @@ def _config_files(
     """(session files, global side files) under the config dir."""
     discovery = session_discovery.discover(config)
     chosen = discovery.sessions
-    if request.session:
-        chosen = (session_discovery.find_session(config, request.session, discovery=discovery),)
+    if request.sessions:
+        named = [
+            session_discovery.find_session(config, s, discovery=discovery) for s in request.sessions
+        ]
+        chosen = tuple({info.transcript: info for info in named}.values())  # each once
     files: list[Path] = []
     for info in chosen:
         for path in info.bundle_paths():

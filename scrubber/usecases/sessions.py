@@ -5,7 +5,7 @@ retention would each remove it. Read-only."""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
@@ -96,10 +96,14 @@ def _sorted(rows: list[SessionRow], sort: SortOrder) -> tuple[SessionRow, ...]:
     return tuple(rows)
 
 
+def _in_project(session: SessionInfo, project: str) -> bool:
+    return project in session.project or project == (session.cwd or "")
+
+
 def list_sessions(
     env: Mapping[str, str],
     *,
-    project: str | None,
+    projects: Sequence[str] = (),
     sort: SortOrder,
     policy_path: Path | None,
     now: datetime,
@@ -120,13 +124,14 @@ def list_sessions(
         )
         sweep_periods = None
     index = archive_index(facts)
+    for project in projects:  # each one given must name something: a typo is not "none"
+        if not any(_in_project(s, project) for s in facts.discovery.sessions):
+            raise UsageError(f"no session matches --project {project}")
     chosen = [
         s
         for s in facts.discovery.sessions
-        if project is None or project in s.project or project == (s.cwd or "")
+        if not projects or any(_in_project(s, project) for project in projects)
     ]
-    if project is not None and not chosen:
-        raise UsageError(f"no session matches --project {project}")
     rules = RetentionRules.from_policy(
         facts.loaded.policy.retention,
         facts.pins,

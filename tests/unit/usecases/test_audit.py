@@ -95,20 +95,23 @@ def test_targets_know_their_session_project_and_role(demo: tuple[Path, DemoManif
 
 def test_session_and_project_filters(demo: tuple[Path, DemoManifest]) -> None:
     config, manifest = demo
-    one = targets_in_config(config, session=SHOP[:8])
+    one = targets_in_config(config, sessions=[SHOP[:8]])
     assert {t.session_id for t in one} == {SHOP}
     assert not any(t.role in ("history", "shell-snapshot", "paste-cache") for t in one)
     assert any(t.role == "file-history" for t in one)
-    infra = targets_in_config(config, project="infra")
+    infra = targets_in_config(config, projects=["infra"])
     assert {t.session_id for t in infra} == {INFRA}
-    by_cwd = targets_in_config(config, project="/home/demo/work/infra")
+    by_cwd = targets_in_config(config, projects=["/home/demo/work/infra"])
     assert {t.path for t in by_cwd} == {t.path for t in infra}
-    assert targets_in_config(config, project="no-such-project") == []
+    with pytest.raises(UsageError, match="no session matches --project no-such-project"):
+        targets_in_config(config, projects=["infra", "no-such-project"])
+    both = targets_in_config(config, sessions=[SHOP[:8], INFRA], projects=["infra"])
+    assert {t.session_id for t in both} == {INFRA}
     only = targets_in_config(config, include_side_files=False)
     assert {t.role for t in only} == {"transcript"}
     assert {t.session_id for t in only} == set(manifest.sessions)
     with pytest.raises(UsageError, match="no session matches"):
-        targets_in_config(config, session="ffffffff")
+        targets_in_config(config, sessions=["ffffffff"])
 
 
 def test_paths_on_the_command_line(demo: tuple[Path, DemoManifest], tmp_path: Path) -> None:
@@ -323,7 +326,7 @@ def test_audit_reports_permission_warnings(demo: tuple[Path, DemoManifest], tmp_
     config = copy_config(demo, tmp_path)
     path = config / "projects" / "-home-demo-work-infra" / f"{INFRA}.jsonl"
     path.chmod(0o644)
-    result = audit(targets_in_config(config, session=INFRA), SCANNER)
+    result = audit(targets_in_config(config, sessions=[INFRA]), SCANNER)
     assert f"{path} is readable by group and others (chmod 600 it)" in result.warnings
 
 
