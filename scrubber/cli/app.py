@@ -34,7 +34,12 @@ COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     "install_cmd": ("install", "uninstall"),
     "doctor_cmd": ("doctor",),
     "hook_cmd": ("worker", "hook"),
+    "completion_cmd": ("completion",),
+    "policy_cmd": ("policy",),
 }
+# Set by the scripts `scrub completion SHELL` prints (completion_cmd.COMPLETE_VAR): this run
+# answers a shell's completion request instead of running a command.
+COMPLETE_VAR = "_SCRUB_COMPLETE"
 
 
 def build_app(command: str | None = None, *, commands: bool = True) -> typer.Typer:
@@ -118,6 +123,12 @@ def main(argv: list[str] | None = None) -> None:
     """Entry point of the console script."""
     args = sys.argv[1:] if argv is None else argv
     try:
+        if os.environ.get(COMPLETE_VAR):
+            from scrubber.cli.completion_cmd import answer_completions
+
+            answer_completions()
+            build_app()(args=[], complete_var=COMPLETE_VAR, prog_name="scrub")
+            return
         command = _command_in(args)
         wants_list = not args or any(a in ("-h", "--help") for a in args)
         build_app(command, commands=command is not None or wants_list)(

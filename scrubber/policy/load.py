@@ -159,6 +159,29 @@ def _parse_yaml(text: str, origin: str) -> object:
         raise ConfigError(f"{origin}: not valid YAML") from None
 
 
+def key_lines(loaded: LoadedPolicy) -> dict[str, int]:
+    """Each key of the loaded policy's file as a dotted path (`retention.days`), with the line
+    (1-based) it is written on: where `scrub policy show` says a value came from. Empty for the
+    built-in defaults, or when the file no longer reads as YAML (it changed since it loaded)."""
+    if loaded.path is None:
+        return {}
+    yaml, loader = _yaml()
+    try:
+        root = yaml.compose(_read_text(loaded.path, loaded.source), Loader=loader)
+    except (yaml.YAMLError, ConfigError):
+        return {}
+    lines: dict[str, int] = {}
+    pending = [(root, "")]
+    while pending:
+        node, prefix = pending.pop()
+        if isinstance(node, yaml.MappingNode):
+            for key_node, value_node in node.value:
+                if isinstance(key_node, yaml.ScalarNode):
+                    lines[prefix + key_node.value] = key_node.start_mark.line + 1
+                    pending.append((value_node, f"{prefix}{key_node.value}."))
+    return lines
+
+
 # ---------------------------------------------------------------------------------------------
 # Text to a Policy (the checks of every key are in build.py)
 
