@@ -33,17 +33,13 @@ def test_audit_honours_every_session_and_project(demo_config: Path, scrub_cli: S
     assert _audited(two) == {INFRA, SHOP}
     projects = scrub_cli("audit", "--project", "infra", "--project", "shop-api", "--format", "json")
     assert _audited(projects) == {INFRA, SHOP, SHOP_TOO}
-    one = scrub_cli("audit", "--project", "infra", "--format", "json")
-    assert _audited(one) == {INFRA}
-    # Both kinds of selection at once: the named sessions that are in one of the projects.
-    both = scrub_cli(
-        "audit", "--session", INFRA[:8], "--session", SHOP[:8], "--project", "infra",
-        "--format", "json",
-    )  # fmt: skip
-    assert _audited(both) == {INFRA}
-    # The hint repeats the whole selection, never `--all`.
-    text = scrub_cli("audit", "--session", INFRA[:8], "--session", SHOP[:8])
-    assert f"scrub redact --session {INFRA[:8]} --session {SHOP[:8]}" in text.stdout
+    # Both kinds of selection at once: the named sessions that are in one of the projects;
+    # the hint repeats the whole selection, never `--all`.
+    both = scrub_cli("audit", "--session", INFRA[:8], "--session", SHOP[:8], "--project", "infra")
+    assert (
+        f"(session {INFRA[:8]}" in both.stdout and SHOP[:8] not in both.stdout.split("Redacted")[0]
+    )
+    assert f"scrub redact --session {INFRA[:8]} --session {SHOP[:8]}" in both.stdout
 
 
 def test_a_project_that_matches_nothing_is_an_error_not_ignored(
@@ -134,22 +130,19 @@ def test_an_empty_value_never_means_every_session(
 
 
 def test_quiet_keeps_errors_exit_codes_and_json_only(demo_config: Path, scrub_cli: Scrub) -> None:
-    loud = scrub_cli("audit")
-    assert loud.returncode == 1 and "Scanned" in loud.stdout
-    for spelling in (("audit", "-q"), ("audit", "--quiet"), ("-q", "audit")):
+    for spelling in (("audit", "-q"), ("-q", "audit")):
         quiet = scrub_cli(*spelling)
         assert quiet.returncode == 1, spelling  # the findings still say so
         assert quiet.stdout == "", spelling
-    as_json = scrub_cli("audit", "-q", "--format", "json")
+    as_json = scrub_cli("audit", "--quiet", "--format", "json")
     assert as_json.returncode == 1
     assert json.loads(as_json.stdout)["findings"]
-    sarif = scrub_cli("audit", "-q", "--format", "sarif")
-    assert json.loads(sarif.stdout)["version"] == "2.1.0"
     failed = scrub_cli("audit", "-q", "--session", "ffffffff")
     assert failed.returncode == 2
     assert "no session" in failed.stderr and "scrub: error:" in failed.stderr
     listed = scrub_cli("sessions", "-q")
     assert (listed.returncode, listed.stdout) == (0, "")
+    assert scrub_cli("sessions").stdout.startswith("CLAUDE SWEEP")
 
 
 def test_quiet_keeps_what_a_command_is_for(sandbox: Sandbox, scrub_cli: Scrub) -> None:
