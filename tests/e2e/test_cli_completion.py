@@ -1,0 +1,112 @@
+"""`scrub completion bash|zsh|fish` (issue 14, item 22): the script loads in its shell, and
+completing a word asks a real `scrub` process for the candidates."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from scrubber.cli import app, completion_cmd
+from tests.conftest import Sandbox
+
+
+@pytest.fixture
+def on_path(sandbox: Sandbox) -> dict[str, str]:
+    """An environment whose PATH has a `scrub` that runs this working tree."""
+    bin_dir = sandbox.root / "bin"
+    bin_dir.mkdir()
+    launcher = bin_dir / "scrub"
+    launcher.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m scrubber.cli "$@"\n')
+    launcher.chmod(0o700)
+    env = sandbox.environ()
+    env["PATH"] = f"{bin_dir}:{env.get('PATH', '/usr/bin:/bin')}"
+    return env
+
+
+def _shell(shell: str, script: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [shell, "-c", script], env=env, capture_output=True, text=True, timeout=60, check=False
+    )
+
+
+def test_the_scripts_ask_the_variable_main_answers() -> None:
+    assert completion_cmd.COMPLETE_VAR == app.COMPLETE_VAR
+    for shell in completion_cmd.Shell:
+        assert app.COMPLETE_VAR in completion_cmd.completion_script(shell)
+
+
+def test_bash_loads_the_script_and_completes_commands_and_options(
+    on_path: dict[str, str], sandbox: Sandbox
+) -> None:
+    script = sandbox.root / "scrub.bash"
+    printed = _shell("bash", f"scrub completion bash > {script}", on_path)
+    assert printed.returncode == 0, printed.stderr
+    assert _shell("bash", f"bash -n {script}", on_path).returncode == 0
+    registered = _shell("bash", f"source {script} && complete -p scrub", on_path)
+    assert registered.returncode == 0, registered.stderr
+    assert "-F _scrub_completion scrub" in registered.stdout
+    # What a Tab after `scrub au` and after `scrub audit --for` would offer.
+    asked = _shell(
+        "bash",
+        f"source {script}\n"
+        'COMP_WORDS=(scrub au); COMP_CWORD=1; _scrub_completion scrub; echo "${COMPREPLY[*]}"\n'
+        'COMP_WORDS=(scrub audit --for); COMP_CWORD=2; _scrub_completion scrub; echo "${COMPREPLY[*]}"\n'
+        'COMP_WORDS=(scrub audit --format ""); COMP_CWORD=3; _scrub_completion scrub; '
+        'echo "${COMPREPLY[*]}"\n'
+        'COMP_WORDS=(scrub ""); COMP_CWORD=1; _scrub_completion scrub; echo "${COMPREPLY[*]}"',
+        on_path,
+    )
+    assert asked.returncode == 0, asked.stderr
+    commands, option, choices, everything = asked.stdout.splitlines()
+    assert commands.split() == ["audit"]
+    assert option.split() == ["--format"]
+    assert set(choices.split()) == {"text", "json", "sarif"}
+    offered = set(everything.split())
+    assert {"audit", "policy", "completion", "archives"} <= offered
+    assert not {"worker", "hook"} & offered  # internal commands stay hidden
+
+
+@pytest.mark.parametrize(
+    ("shell", "check"),
+    [("zsh", ["zsh", "-n"]), ("fish", ["fish", "--no-execute"])],
+)
+def test_zsh_and_fish_scripts_parse(
+    on_path: dict[str, str], sandbox: Sandbox, shell: str, check: list[str]
+) -> None:
+    if shutil.which(shell) is None:
+        pytest.skip(f"install {shell} (apt-get install {shell}) to check its completion script")
+    script = sandbox.root / f"scrub.{shell}"
+    done = _shell("bash", f"scrub completion {shell} > {script}", on_path)
+    assert done.returncode == 0, done.stderr
+    parsed = subprocess.run(
+        [*check, str(script)], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert parsed.returncode == 0, parsed.stderr
+
+
+def test_fish_completes_with_the_script(on_path: dict[str, str], sandbox: Sandbox) -> None:
+    if shutil.which("fish") is None:
+        pytest.skip("install fish (apt-get install fish) to run its completion")
+    script = sandbox.root / "scrub.fish"
+    assert _shell("bash", f"scrub completion fish > {script}", on_path).returncode == 0
+    done = _shell("fish", f"source {script}; complete -C 'scrub policy '", on_path)
+    assert done.returncode == 0, done.stderr
+    offered = {line.split("\t")[0] for line in done.stdout.splitlines()}
+    assert offered == {"init", "show"}
+
+
+def test_an_unknown_shell_is_a_usage_error(sandbox: Sandbox) -> None:
+    done = sandbox.scrub("completion", "tcsh")
+    assert done.returncode == 2
+    assert "tcsh" in done.stderr and "bash" in done.stderr
+    assert done.stdout == ""
+
+
+def test_help_shows_how_to_load_it(sandbox: Sandbox) -> None:
+    done = sandbox.scrub("completion", "--help")
+    assert "source <(scrub completion bash)" in done.stdout
+    assert Path(".config/fish/completions/scrub.fish").as_posix() in done.stdout
