@@ -223,7 +223,7 @@ def _register_archive(app: typer.Typer) -> None:
         policy_path: PolicyOption = None,
         output_format: FormatOption = OutputFormat.text,
     ) -> None:
-        """Archive sessions: one age-encrypted gzip tar per session version.
+        """Archive sessions: an age-encrypted gzip tar per session version.
 
         Each archive holds the transcript, its side folder (subagents, tool-results), its
         file-history and the other files of the session, with manifest.json first. It opens

@@ -48,11 +48,11 @@ def register(app: typer.Typer) -> None:
 
         Examples:
 
-          source <(scrub completion bash)       # this bash session; add it to ~/.bashrc
+          source <(scrub completion bash)   # this shell; put it in ~/.bashrc
 
           scrub completion bash > ~/.local/share/bash-completion/completions/scrub
 
-          scrub completion zsh > ~/.zfunc/_scrub   # with fpath+=(~/.zfunc) in ~/.zshrc
+          scrub completion zsh > ~/.zfunc/_scrub   # fpath+=(~/.zfunc) in ~/.zshrc
 
           scrub completion fish > ~/.config/fish/completions/scrub.fish
         """

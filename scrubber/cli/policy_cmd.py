@@ -64,7 +64,7 @@ def policy_show_command(
 
       scrub policy show
 
-      scrub policy show --format json | jq '.settings[] | select(.origin.kind != "default")'
+      scrub policy show --format json | jq '.settings[] | .origin.kind'
 
       scrub policy show --policy policies/strict.yaml
     """

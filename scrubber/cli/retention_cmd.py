@@ -52,7 +52,7 @@ def register(app: typer.Typer) -> None:
             typer.Option("--force", help="Lift the per-run cap (retention.max_deletions_per_run)."),
         ] = False,
     ) -> None:
-        """Archive, trash and purge old sessions (a dry run unless --apply).
+        """Archive, trash and purge old sessions (dry run unless --apply).
 
         Mirrors Claude Code's cleanupPeriodDays with the safety it lacks: pinned sessions are
         never removed; sessions written to in the last hour, and the newest of each project,
