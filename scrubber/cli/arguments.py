@@ -7,7 +7,8 @@ Two refusals, for every command (command.py applies them, so a new command is co
   the first. Options that take several values say so (`multiple=True`: `--session`, `-r`).
 - An empty value (`--session ''`, `--project ''`, `scrub pin ''`) is a usage error. An empty
   id prefix or project part matches every session, and an empty path is the current folder:
-  an unset shell variable must never widen a command to everything.
+  an unset shell variable must never widen a command to everything (EMPTY_ALLOWED lists the
+  options where empty is a choice of its own).
 
 And one default: an option's metavar names what it takes (`SESSION`, `DIR`, `DAYS`, `FILE`),
 never the generic `<str>` or `<path>` typer derives from its type. A module may pass
@@ -21,6 +22,10 @@ from collections.abc import Sequence
 
 from typer import _click as click
 from typer._click.exceptions import UsageError
+
+# The few options where an empty value says something: `--on-session-end ''` is "no action,
+# audit only" (install's help says so).
+EMPTY_ALLOWED: frozenset[tuple[str, str]] = frozenset({("install", "--on-session-end")})
 
 # By an option's first long name.
 METAVARS: dict[str, str] = {
@@ -99,6 +104,8 @@ def refuse_repeats_and_empties(
                 ctx,
             )
     for param in command.get_params(ctx):
+        if (command.name or "", long_name(param)) in EMPTY_ALLOWED:
+            continue
         value = values.get(param.name) if param.name else None
         given = value if isinstance(value, list | tuple) else [value]
         if any(isinstance(item, str) and not item.strip() for item in given):

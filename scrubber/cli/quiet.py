@@ -36,7 +36,7 @@ QUIET_HELP = (
 # script, or break a hook's answer to Claude Code.
 STDOUT_IS_PRODUCT = frozenset(
     {"keygen", "decrypt", "completion", "session-end", "status-line", "post-tool-use",
-     "user-prompt-submit", "worker"}
+     "user-prompt-submit"}
 )  # fmt: skip
 
 

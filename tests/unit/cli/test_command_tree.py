@@ -14,7 +14,7 @@ from typer._click.exceptions import UsageError
 from typer.exceptions import Exit
 
 from scrubber.cli.app import build_app
-from scrubber.cli.arguments import long_name, takes_one
+from scrubber.cli.arguments import EMPTY_ALLOWED, long_name, takes_one
 
 # What typer derives from a type when nobody named the value: `<str>`, `<path>`, `<int>`.
 GENERIC_METAVAR = re.compile(r"<[a-z_]+>|TEXT|PATH|INTEGER|FLOAT|FILENAME|DIRECTORY")
@@ -79,6 +79,8 @@ def test_no_option_or_argument_takes_an_empty_value(
     path: tuple[str, ...], command: click.Command
 ) -> None:
     for param in command.params:
+        if (path[-1], long_name(param)) in EMPTY_ALLOWED:
+            continue
         if param.param_type_name == "option":
             if not _takes_value(param):
                 continue
@@ -108,6 +110,12 @@ def test_every_command_accepts_quiet(path: tuple[str, ...], command: click.Comma
         with pytest.raises(Exit) as done:  # --help, eager, ends the parse once -q was taken
             _parse(path, command, [spelling, "--help"])
         assert done.value.exit_code == 0
+
+
+def test_an_empty_on_session_end_still_means_audit_only() -> None:
+    install = ROOT.commands["install"]  # type: ignore[attr-defined]
+    ctx = install.make_context("scrub install", ["--on-session-end", ""])
+    assert ctx.params["on_session_end"] == ""
 
 
 def test_repeats_are_refused_with_the_name_the_user_did_not_type() -> None:
