@@ -124,10 +124,11 @@ def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
     try:
         if os.environ.get(COMPLETE_VAR):
-            from scrubber.cli.completion_cmd import answer_completions
+            from scrubber.cli.completion_cmd import answer_completions, command_being_completed
 
             answer_completions()
-            build_app()(args=[], complete_var=COMPLETE_VAR, prog_name="scrub")
+            completing = build_app(command_being_completed(os.environ))
+            completing(args=[], complete_var=COMPLETE_VAR, prog_name="scrub")
             return
         command = _command_in(args)
         wants_list = not args or any(a in ("-h", "--help") for a in args)

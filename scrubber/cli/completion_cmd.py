@@ -8,6 +8,7 @@ are used as they are.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from enum import StrEnum
 from typing import Annotated
 
@@ -29,6 +30,20 @@ def answer_completions() -> None:
     from typer._completion_classes import completion_init
 
     completion_init()
+
+
+def command_being_completed(env: Mapping[str, str]) -> str | None:
+    """The command word a completion request is past (`audit` in `scrub audit --f`), so
+    that only its module is loaded: a Tab then costs what that command's start-up costs.
+    None while the command word itself is being typed (every command is a candidate)."""
+    if "COMP_WORDS" in env:  # bash: the words and the index of the one being completed
+        words = env["COMP_WORDS"].split()
+        done = int(env.get("COMP_CWORD", "0") or 0)
+    else:  # zsh and fish: the line up to the cursor
+        line = env.get("_TYPER_COMPLETE_ARGS", "")
+        words = line.split()
+        done = len(words) if line[-1:].isspace() else len(words) - 1
+    return words[1] if done >= 2 and len(words) > 1 else None
 
 
 def completion_script(shell: Shell) -> str:

@@ -110,3 +110,22 @@ def test_help_shows_how_to_load_it(sandbox: Sandbox) -> None:
     done = sandbox.scrub("completion", "--help")
     assert "source <(scrub completion bash)" in done.stdout
     assert Path(".config/fish/completions/scrub.fish").as_posix() in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("env", "command"),
+    [
+        ({"COMP_WORDS": "scrub au", "COMP_CWORD": "1"}, None),
+        ({"COMP_WORDS": "scrub audit --for", "COMP_CWORD": "2"}, "audit"),
+        ({"COMP_WORDS": "scrub policy ", "COMP_CWORD": "2"}, "policy"),
+        ({"COMP_WORDS": "scrub", "COMP_CWORD": "1"}, None),
+        ({"_TYPER_COMPLETE_ARGS": "scrub archives"}, None),
+        ({"_TYPER_COMPLETE_ARGS": "scrub archives "}, "archives"),
+        ({"_TYPER_COMPLETE_ARGS": "scrub audit --se"}, "audit"),
+        ({}, None),
+    ],
+)
+def test_a_request_past_the_command_word_loads_only_that_command(
+    env: dict[str, str], command: str | None
+) -> None:
+    assert completion_cmd.command_being_completed(env) == command
