@@ -97,7 +97,8 @@ def _register_list(archives: typer.Typer) -> None:
             ),
         ] = None,
         session: Annotated[
-            str | None, typer.Option("--session", help="Only this session id (or id prefix).")
+            list[str] | None,
+            typer.Option("--session", help="Only this session id (or id prefix); repeatable."),
         ] = None,
         policy_path: PolicyOption = None,
         output_format: Annotated[
@@ -120,7 +121,7 @@ def _register_list(archives: typer.Typer) -> None:
         root = archives_root(directory, policy_path)
         entries = list_archives(root)
         if session:
-            entries = [e for e in entries if e.session_id.startswith(session)]
+            entries = [e for e in entries if e.session_id.startswith(tuple(session))]
         if output_format is OutputFormat.json:
             payload = {
                 "schema": "scrubber.archives/1",

@@ -84,6 +84,10 @@ def test_archive_and_sessions_take_several_projects(
     assert {a["session_id"] for a in archives} == {INFRA, SHOP, SHOP_TOO}
     assert all(Path(a["path"]).is_file() and a["redacted"] for a in archives)
     assert all(Path(a["path"]).is_relative_to(sandbox.scrub_home) for a in archives)
+    listed = scrub_cli(
+        "archives", "list", "--session", INFRA[:8], "--session", SHOP[:8], "--format", "json"
+    )
+    assert {a["session_id"] for a in json.loads(listed.stdout)["archives"]} == {INFRA, SHOP}
 
 
 @pytest.mark.parametrize(
