@@ -98,9 +98,9 @@ def refuse_repeats_and_empties(
     times = Counter(id(param) for param in order)
     for param in dict.fromkeys(order):
         if takes_one(param) and not param.is_eager and times[id(param)] > 1:
+            takes = "" if getattr(param, "is_flag", False) else "it takes one value; "
             raise UsageError(
-                f"{long_name(param)} was given {times[id(param)]} times; it takes one value "
-                "(give it once)",
+                f"{long_name(param)} was given {times[id(param)]} times; {takes}give it once",
                 ctx,
             )
     for param in command.get_params(ctx):

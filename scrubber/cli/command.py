@@ -19,7 +19,8 @@ from scrubber.cli import arguments, help_format, quiet
 class ScrubCommand(TyperCommand):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.params.append(quiet.quiet_option())
+        if not any(set(quiet.QUIET_FLAGS) & set(p.opts) for p in self.params):
+            self.params.append(quiet.quiet_option())
         arguments.default_metavars(self)
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
