@@ -87,7 +87,8 @@ class Selection:
 
 
 def _in_project(session: SessionInfo, project: str) -> bool:
-    return project in session.project or project == (session.cwd or "")
+    # An empty part would be in every name: it matches nothing (the CLI refuses it first).
+    return bool(project.strip()) and (project in session.project or project == (session.cwd or ""))
 
 
 def select_sessions(config_dir: Path, selection: Selection, *, now: datetime) -> list[SessionInfo]:

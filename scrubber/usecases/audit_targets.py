@@ -53,7 +53,8 @@ def targets_in_config(
 
 def in_project(info: session_discovery.SessionInfo, project: str) -> bool:
     """A part of the project folder's name, or the session's exact working directory."""
-    return project in info.project or project == str(info.cwd or "")
+    # An empty part would be in every name: it matches nothing (the CLI refuses it first).
+    return bool(project.strip()) and (project in info.project or project == str(info.cwd or ""))
 
 
 def _side_targets(info: session_discovery.SessionInfo) -> Iterator[ScanTarget]:

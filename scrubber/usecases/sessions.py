@@ -97,7 +97,7 @@ def _sorted(rows: list[SessionRow], sort: SortOrder) -> tuple[SessionRow, ...]:
 
 
 def _in_project(session: SessionInfo, project: str) -> bool:
-    return project in session.project or project == (session.cwd or "")
+    return bool(project.strip()) and (project in session.project or project == (session.cwd or ""))
 
 
 def list_sessions(

@@ -105,6 +105,8 @@ def test_session_and_project_filters(demo: tuple[Path, DemoManifest]) -> None:
     assert {t.path for t in by_cwd} == {t.path for t in infra}
     with pytest.raises(UsageError, match="no session matches --project no-such-project"):
         targets_in_config(config, projects=["infra", "no-such-project"])
+    with pytest.raises(UsageError, match="no session matches"):
+        targets_in_config(config, projects=[""])  # never "every project"
     both = targets_in_config(config, sessions=[SHOP[:8], INFRA], projects=["infra"])
     assert {t.session_id for t in both} == {INFRA}
     only = targets_in_config(config, include_side_files=False)
