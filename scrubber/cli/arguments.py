@@ -50,7 +50,6 @@ METAVARS: dict[str, str] = {
     "--session-end-timeout": "SECONDS",
     "--wrap": "COMMAND",
     "--budget-ms": "MILLISECONDS",
-    "--template": "<default|strict|vps>",
 }
 # Where one command's option takes something else than the same option elsewhere.
 COMMAND_METAVARS: dict[tuple[str, str], str] = {
@@ -112,6 +111,6 @@ def refuse_repeats_and_empties(
             what = long_name(param)
             raise UsageError(
                 f"{what} was given an empty value; name what you mean (an empty one would "
-                "match everything)",
+                "match every session, or name the current folder)",
                 ctx,
             )
