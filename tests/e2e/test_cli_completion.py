@@ -6,12 +6,13 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from scrubber.cli import app, completion_cmd
-from tests.conftest import Sandbox
+from tests.conftest import CliResult, Sandbox
 
 
 @pytest.fixture
@@ -43,16 +44,13 @@ def test_bash_loads_the_script_and_completes_commands_and_options(
     on_path: dict[str, str], sandbox: Sandbox
 ) -> None:
     script = sandbox.root / "scrub.bash"
-    printed = _shell("bash", f"scrub completion bash > {script}", on_path)
-    assert printed.returncode == 0, printed.stderr
-    assert _shell("bash", f"bash -n {script}", on_path).returncode == 0
-    registered = _shell("bash", f"source {script} && complete -p scrub", on_path)
-    assert registered.returncode == 0, registered.stderr
-    assert "-F _scrub_completion scrub" in registered.stdout
-    # What a Tab after `scrub au` and after `scrub audit --for` would offer.
+    # One bash: print the script with the real `scrub`, check its syntax, load it, and ask
+    # what a Tab after `scrub au`, `scrub audit --for`, `scrub audit --format ` and `scrub `
+    # would offer.
     asked = _shell(
         "bash",
-        f"source {script}\n"
+        f"scrub completion bash > {script} && bash -n {script} && source {script} || exit 9\n"
+        "complete -p scrub\n"
         'COMP_WORDS=(scrub au); COMP_CWORD=1; _scrub_completion scrub; echo "${COMPREPLY[*]}"\n'
         'COMP_WORDS=(scrub audit --for); COMP_CWORD=2; _scrub_completion scrub; echo "${COMPREPLY[*]}"\n'
         'COMP_WORDS=(scrub audit --format ""); COMP_CWORD=3; _scrub_completion scrub; '
@@ -61,7 +59,8 @@ def test_bash_loads_the_script_and_completes_commands_and_options(
         on_path,
     )
     assert asked.returncode == 0, asked.stderr
-    commands, option, choices, everything = asked.stdout.splitlines()
+    registered, commands, option, choices, everything = asked.stdout.splitlines()
+    assert "-F _scrub_completion scrub" in registered
     assert commands.split() == ["audit"]
     assert option.split() == ["--format"]
     assert set(choices.split()) == {"text", "json", "sarif"}
@@ -80,8 +79,7 @@ def test_zsh_and_fish_scripts_parse(
     if shutil.which(shell) is None:
         pytest.skip(f"install {shell} (apt-get install {shell}) to check its completion script")
     script = sandbox.root / f"scrub.{shell}"
-    done = _shell("bash", f"scrub completion {shell} > {script}", on_path)
-    assert done.returncode == 0, done.stderr
+    script.write_text(completion_cmd.completion_script(completion_cmd.Shell(shell)) + "\n")
     parsed = subprocess.run(
         [*check, str(script)], capture_output=True, text=True, timeout=60, check=False
     )
@@ -92,22 +90,22 @@ def test_fish_completes_with_the_script(on_path: dict[str, str], sandbox: Sandbo
     if shutil.which("fish") is None:
         pytest.skip("install fish (apt-get install fish) to run its completion")
     script = sandbox.root / "scrub.fish"
-    assert _shell("bash", f"scrub completion fish > {script}", on_path).returncode == 0
+    script.write_text(completion_cmd.completion_script(completion_cmd.Shell.fish) + "\n")
     done = _shell("fish", f"source {script}; complete -C 'scrub policy '", on_path)
     assert done.returncode == 0, done.stderr
     offered = {line.split("\t")[0] for line in done.stdout.splitlines()}
     assert offered == {"init", "show"}
 
 
-def test_an_unknown_shell_is_a_usage_error(sandbox: Sandbox) -> None:
-    done = sandbox.scrub("completion", "tcsh")
+def test_an_unknown_shell_is_a_usage_error(scrub_cli: Callable[..., CliResult]) -> None:
+    done = scrub_cli("completion", "tcsh")
     assert done.returncode == 2
     assert "tcsh" in done.stderr and "bash" in done.stderr
     assert done.stdout == ""
 
 
-def test_help_shows_how_to_load_it(sandbox: Sandbox) -> None:
-    done = sandbox.scrub("completion", "--help")
+def test_help_shows_how_to_load_it(scrub_cli: Callable[..., CliResult]) -> None:
+    done = scrub_cli("completion", "--help")
     assert "source <(scrub completion bash)" in done.stdout
     assert Path(".config/fish/completions/scrub.fish").as_posix() in done.stdout
 
