@@ -19,6 +19,14 @@ from scrubber.cli.archive_common import (
     human_bytes,
     read_identities,
 )
+from scrubber.cli.archives_s3 import (
+    AllHostsOption,
+    HostOption,
+    RemoteOption,
+    list_bucket,
+    register_s3,
+    verify_bucket,
+)
 from scrubber.cli.common import PolicyOption
 from scrubber.errors import ScrubberError
 
@@ -75,8 +83,9 @@ def register(app: typer.Typer) -> None:
     archives = typer.Typer(
         name="archives",
         help=(
-            "List and verify archives.\n\nExamples:\n\n  scrub archives list\n\n"
-            "  scrub archives verify -i ~/scrub-key.txt"
+            "List, verify, upload and restore archives.\n\nExamples:\n\n  scrub archives list\n\n"
+            "  scrub archives verify -i ~/scrub-key.txt\n\n  scrub archives push\n\n"
+            "  scrub archives list --remote --all-hosts"
         ),
         no_args_is_help=True,
         rich_markup_mode=None,
@@ -84,6 +93,7 @@ def register(app: typer.Typer) -> None:
     app.add_typer(archives, name="archives")
     _register_list(archives)
     _register_verify(archives)
+    register_s3(archives)
 
 
 def _register_list(archives: typer.Typer) -> None:
@@ -103,6 +113,9 @@ def _register_list(archives: typer.Typer) -> None:
         output_format: Annotated[
             OutputFormat, typer.Option("--format", help="text or json.")
         ] = OutputFormat.text,
+        remote: RemoteOption = False,
+        host: HostOption = None,
+        all_hosts: AllHostsOption = False,
     ) -> None:
         """List archives from their sidecars, without decrypting anything.
 
@@ -116,7 +129,12 @@ def _register_list(archives: typer.Typer) -> None:
           scrub archives list --session 3f9a
 
           scrub archives list --format json
+
+          scrub archives list --remote --all-hosts
         """
+        if remote or host or all_hosts:
+            list_bucket(policy_path, session, host, all_hosts, output_format)
+            return
         root = archives_root(directory, policy_path)
         entries = list_archives(root)
         if session:
@@ -163,6 +181,9 @@ def _register_verify(archives: typer.Typer) -> None:
         output_format: Annotated[
             OutputFormat, typer.Option("--format", help="text or json.")
         ] = OutputFormat.text,
+        remote: RemoteOption = False,
+        host: HostOption = None,
+        all_hosts: AllHostsOption = False,
     ) -> None:
         """Check archives: keyless, or a full decrypt with -i.
 
@@ -173,8 +194,12 @@ def _register_verify(archives: typer.Typer) -> None:
         Examples:
           scrub archives verify
           scrub archives verify -i ~/scrub-key.txt --format json
+          scrub archives verify --remote
         """
         identities = read_identities(identity, passphrase_file, False, required=False)
+        if remote or host or all_hosts:
+            verify_bucket(policy_path, identities, host, all_hosts, output_format)
+            return
         targets: list[Path] = []
         if paths_:
             for path in paths_:

@@ -116,9 +116,7 @@ def push_uploads(
                 queue.done(job)
             report.outcomes.append(outcome)
             _log(home, outcome)
-    return PushReport(
-        report.destination, report.outcomes, len(queue.jobs()), report.deferred
-    )
+    return PushReport(report.destination, report.outcomes, len(queue.jobs()), report.deferred)
 
 
 def _local_archive(job: UploadJob, root: Path) -> ArchiveEntry:
