@@ -349,4 +349,6 @@ def _print_archive_run(outcomes: Sequence[ArchiveOutcome], output_format: Output
             )
         for outcome in outcomes:
             if outcome.upload_queued:
-                print_upload(outcome.upload, outcome.written.entry.path if outcome.written else None)
+                print_upload(
+                    outcome.upload, outcome.written.entry.path if outcome.written else None
+                )
