@@ -45,6 +45,7 @@ _MAX_SIDECAR = 1 << 20
 
 @dataclass(frozen=True, slots=True)
 class RemoteArchive:
+    bucket: str
     name: RemoteName
     size: int
     sidecar: Sidecar | None = None
@@ -52,7 +53,7 @@ class RemoteArchive:
 
     @property
     def url(self) -> str:
-        return f"s3://{self.name.key}"
+        return f"s3://{self.bucket}/{self.name.key}"
 
     @property
     def last_timestamp(self) -> datetime | None:
@@ -107,15 +108,19 @@ def _with_sidecar(
 ) -> RemoteArchive:
     key = sidecar_key(name.key)
     if key not in sizes:
-        return RemoteArchive(name, size, problem="no sidecar object beside it")
+        return RemoteArchive(
+            store.destination.bucket, name, size, problem="no sidecar object beside it"
+        )
     try:
         data = store.read_small(key, _MAX_SIDECAR)
         sidecar = Sidecar.from_json(json.loads(data), Path(name.name + SIDECAR_SUFFIX))
     except (ValueError, RecursionError):
-        return RemoteArchive(name, size, problem="its sidecar object is not valid JSON")
+        return RemoteArchive(
+            store.destination.bucket, name, size, problem="its sidecar object is not valid JSON"
+        )
     except ScrubberError as error:
-        return RemoteArchive(name, size, problem=error.message)
-    return RemoteArchive(name, size, sidecar)
+        return RemoteArchive(store.destination.bucket, name, size, problem=error.message)
+    return RemoteArchive(store.destination.bucket, name, size, sidecar)
 
 
 def object_problem(archive: RemoteArchive, found: RemoteObject | None) -> str | None:

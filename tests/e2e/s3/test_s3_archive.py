@@ -17,11 +17,11 @@ __all__ = ["world"]
 pytestmark = pytest.mark.slow
 
 
-def test_archive_uploads_the_archive_and_its_sidecar_verified(
-    world: World, store: Seaweed
-) -> None:
+def test_archive_uploads_the_archive_and_its_sidecar_verified(world: World, store: Seaweed) -> None:
     policy, prefix, _ = s3_policy(world, store)
-    done = world.run("archive", FULL, "--policy", str(policy), env=env_with(world, store.read_write))
+    done = world.run(
+        "archive", FULL, "--policy", str(policy), env=env_with(world, store.read_write)
+    )
     assert done.returncode == 0, done.stderr
     local = one_archive(world)
     base = f"{prefix}/web1/{PROJECT}/{FULL}/{local.name}"
@@ -39,7 +39,9 @@ def test_archive_uploads_the_archive_and_its_sidecar_verified(
     assert oct(receipt_path(local).stat().st_mode & 0o777) == "0o600"
     # Nothing waits any more, and archiving the same version again uploads nothing new.
     assert not list((world.home / "spool" / "uploads").glob("*.json"))
-    again = world.run("archive", FULL, "--policy", str(policy), env=env_with(world, store.read_write))
+    again = world.run(
+        "archive", FULL, "--policy", str(policy), env=env_with(world, store.read_write)
+    )
     assert again.returncode == 0, again.stderr
     assert "unchanged" in again.stdout
     assert len(keys_under(store, prefix)) == 2
@@ -47,7 +49,9 @@ def test_archive_uploads_the_archive_and_its_sidecar_verified(
 
 def test_write_only_key_archives_and_says_what_verified_it(world: World, store: Seaweed) -> None:
     policy, prefix, _ = s3_policy(world, store)
-    done = world.run("archive", FULL, "--policy", str(policy), env=env_with(world, store.write_only))
+    done = world.run(
+        "archive", FULL, "--policy", str(policy), env=env_with(world, store.write_only)
+    )
     assert done.returncode == 0, done.stderr
     assert "write-only key: verified by the PUT response's SHA-256 only" in done.stdout
     local = one_archive(world)
@@ -59,7 +63,9 @@ def test_write_only_key_archives_and_says_what_verified_it(world: World, store: 
 
 def test_remove_local_after_upload_keeps_sidecar_and_receipt(world: World, store: Seaweed) -> None:
     policy, prefix, _ = s3_policy(world, store, extra="    remove_local_after_upload: true\n")
-    done = world.run("archive", FULL, "--policy", str(policy), env=env_with(world, store.read_write))
+    done = world.run(
+        "archive", FULL, "--policy", str(policy), env=env_with(world, store.read_write)
+    )
     assert done.returncode == 0, done.stderr
     assert "local copy removed" in done.stdout
     folder = world.archives / PROJECT / FULL

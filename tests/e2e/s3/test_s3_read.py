@@ -24,12 +24,12 @@ def _archived(world: World, store: Seaweed) -> tuple[str, str, object]:
     return str(policy), prefix, identity
 
 
-def test_list_and_verify_the_bucket_per_host_and_across_hosts(
-    world: World, store: Seaweed
-) -> None:
+def test_list_and_verify_the_bucket_per_host_and_across_hosts(world: World, store: Seaweed) -> None:
     policy, prefix, identity = _archived(world, store)
     env = env_with(world, store.read_write)
-    listed = world.run("archives", "list", "--remote", "--format", "json", "--policy", policy, env=env)
+    listed = world.run(
+        "archives", "list", "--remote", "--format", "json", "--policy", policy, env=env
+    )
     assert listed.returncode == 0, listed.stderr
     payload = json.loads(listed.stdout)
     (item,) = payload["archives"]
@@ -42,7 +42,9 @@ def test_list_and_verify_the_bucket_per_host_and_across_hosts(
     keyless = world.run("archives", "verify", "--remote", "--policy", policy, env=env)
     assert keyless.returncode == 0, keyless.stderr
     assert "keyless: size and store checksum match the sidecar" in keyless.stdout
-    full = world.run("archives", "verify", "--remote", "-i", str(identity), "--policy", policy, env=env)
+    full = world.run(
+        "archives", "verify", "--remote", "-i", str(identity), "--policy", policy, env=env
+    )
     assert full.returncode == 0, full.stderr
     assert "full: downloaded, decrypted" in full.stdout
     # Damage the object in the bucket (as another writer could): both checks say so.
