@@ -147,6 +147,7 @@ class ObjectStore:
             if _status(error) == 404 and _code(error) not in ("NoSuchBucket",):
                 return None
             raise self._translate(error, "read", key) from None
+        _require_s3_answer(answer, self.destination)
         checksum = answer.get("ChecksumSHA256")
         if checksum is None:
             checksum = self._attributes_checksum(key)
@@ -279,6 +280,7 @@ class ObjectStore:
                 )
             except Exception as error:
                 raise self._translate(error, "write", key) from None
+        _require_s3_answer(answer, self.destination)
         value = answer.get("ChecksumSHA256")
         return str(value) if value else None
 
@@ -330,6 +332,19 @@ class ObjectStore:
 
     def _translate(self, error: Exception, action: str, key: str) -> ScrubberError:
         return translate_error(error, action, key, self.destination)
+
+
+def _require_s3_answer(answer: Mapping[str, Any], destination: S3Destination) -> None:
+    """An S3 server answers an object request with an ETag; a web page (a login portal, a
+    proxy's error page, a plain web server) does not."""
+    if not answer.get("ETag"):
+        kind = str(answer.get("ContentType") or "no content type")
+        raise StoreError(
+            f"{destination.url}: the endpoint answered like a web server ({kind}), not an S3 "
+            "API (no ETag)",
+            hint="check archive.s3.endpoint_url; the local archive is kept and the upload "
+            "stays queued",
+        )
 
 
 def _code(error: Exception) -> str:
