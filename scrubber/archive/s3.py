@@ -459,7 +459,8 @@ def _make_client(destination: S3Destination, env: Mapping[str, str]) -> Any:
     config = Config(
         region_name=destination.region or env.get("AWS_REGION") or "us-east-1",
         s3={"addressing_style": str(destination.addressing_style or AddressingStyle.AUTO)},
-        retries={"mode": "standard", "max_attempts": 4},  # exponential backoff with jitter
+        # Exponential backoff with jitter; AWS_MAX_ATTEMPTS (the SDKs' own variable) may change it.
+        retries={"mode": "standard", "max_attempts": _max_attempts(env)},
         connect_timeout=5,
         read_timeout=60,
         # We send SHA-256 ourselves; botocore's own CRC trailers are not understood everywhere.
@@ -467,6 +468,11 @@ def _make_client(destination: S3Destination, env: Mapping[str, str]) -> Any:
         response_checksum_validation="when_required",
     )
     return session.client("s3", endpoint_url=destination.endpoint_url, config=config)
+
+
+def _max_attempts(env: Mapping[str, str]) -> int:
+    text = env.get("AWS_MAX_ATTEMPTS", "")
+    return int(text) if text.isdigit() and 1 <= int(text) <= 20 else 4
 
 
 def _check_credentials(session: Any, destination: S3Destination) -> None:

@@ -48,6 +48,7 @@ def env_with(world: World, key: Key, **extra: str) -> dict[str, str]:
     for name in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_CONFIG_FILE"):
         env.pop(name, None)
     env["AWS_SHARED_CREDENTIALS_FILE"] = str(world.root / "no-aws-credentials")
+    env.setdefault("AWS_MAX_ATTEMPTS", "1")  # a refused connection fails at once
     return env
 
 
