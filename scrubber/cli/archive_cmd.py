@@ -288,8 +288,7 @@ def _register_archive(app: typer.Typer) -> None:
         finally:
             progress.close()
         _print_archive_run(outcomes, output_format)
-        failed_uploads = [o.upload.error for o in outcomes if o.upload and o.upload.error]
-        exit_for([o.error for o in outcomes if o.error is not None] + failed_uploads)
+        exit_for([e for o in outcomes for e in (o.error, o.upload and o.upload.error) if e])
 
 
 def _print_archive_run(outcomes: Sequence[ArchiveOutcome], output_format: OutputFormat) -> None:

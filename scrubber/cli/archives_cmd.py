@@ -10,6 +10,7 @@ from typing import Annotated, Any
 
 import typer
 
+from scrubber.archive.age import Identity
 from scrubber.archive.layout import ArchiveEntry, key_needed, list_archives
 from scrubber.archive.verify import verify_archive
 from scrubber.cli.archive_common import (
@@ -213,30 +214,36 @@ def _register_verify(archives: typer.Typer) -> None:
             if not targets:
                 typer.echo(f"no archives in {root}")
                 return
-        errors: list[ScrubberError] = []
-        results: list[dict[str, Any]] = []
-        for path in targets:
-            try:
-                report = verify_archive(path, identities)
-            except ScrubberError as error:
-                errors.append(error)
-                results.append({"path": str(path), "ok": False, "error": error.message})
-                if output_format is OutputFormat.text:
-                    typer.echo(f"FAILED  {path}: {error.message}")
-                continue
-            level = "full" if report.full else "keyless"
-            results.append({"path": str(path), "ok": True, "level": level})
+        _verify_files(targets, identities, output_format)
+
+
+def _verify_files(
+    targets: list[Path], identities: list[Identity], output_format: OutputFormat
+) -> None:
+    errors: list[ScrubberError] = []
+    results: list[dict[str, Any]] = []
+    for path in targets:
+        try:
+            report = verify_archive(path, identities)
+        except ScrubberError as error:
+            errors.append(error)
+            results.append({"path": str(path), "ok": False, "error": error.message})
             if output_format is OutputFormat.text:
-                what = (
-                    "decrypted, every file matches the manifest"
-                    if report.full
-                    else "header, recipients and SHA-256 match the sidecar"
-                )
-                typer.echo(f"ok      {path}  ({level}: {what})")
-        if output_format is OutputFormat.json:
-            typer.echo(
-                json.dumps({"schema": "scrubber.archives-verify/1", "results": results}, indent=2)
+                typer.echo(f"FAILED  {path}: {error.message}")
+            continue
+        level = "full" if report.full else "keyless"
+        results.append({"path": str(path), "ok": True, "level": level})
+        if output_format is OutputFormat.text:
+            what = (
+                "decrypted, every file matches the manifest"
+                if report.full
+                else "header, recipients and SHA-256 match the sidecar"
             )
-        elif len(targets) > 1:
-            typer.echo(f"{len(targets) - len(errors)} of {len(targets)} archive(s) verified")
-        exit_for(errors)
+            typer.echo(f"ok      {path}  ({level}: {what})")
+    if output_format is OutputFormat.json:
+        typer.echo(
+            json.dumps({"schema": "scrubber.archives-verify/1", "results": results}, indent=2)
+        )
+    elif len(targets) > 1:
+        typer.echo(f"{len(targets) - len(errors)} of {len(targets)} archive(s) verified")
+    exit_for(errors)
