@@ -241,7 +241,6 @@ def _register_archive(app: typer.Typer) -> None:
           scrub archive 3f9a2c1e --passphrase
 
           scrub archive --older-than 20d --project shop-api
-
           scrub archive --all -r age1… -o /mnt/backup/claude-archives
         """
         loaded = common.policy(policy_path)
