@@ -25,7 +25,17 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from scrubber.errors import ConfigError, ExitCode, KeyMaterialError, ScrubberError
+from scrubber.archive.s3_errors import (
+    StoreAccessError,
+    StoreConflictError,
+    StoreDeniedError,
+    StoreError,
+    error_code,
+    error_status,
+    require_s3_answer,
+    translate_error,
+)
+from scrubber.errors import ConfigError, KeyMaterialError, ScrubberError
 from scrubber.policy.object_store import AddressingStyle, S3Destination
 
 PART_SIZE = 8 * 1024 * 1024  # multipart: 8 MiB parts (S3's minimum is 5 MiB)
@@ -40,29 +50,6 @@ META_SHA256 = "scrub-sha256"
 META_CHECKSUM = "scrub-checksum"
 
 INSTALL_HINT = "install the S3 extra: pip install 'scrubber[s3]' (boto3)"
-
-
-class StoreError(ScrubberError):
-    """The object store failed or refused (exit 3): it may work on a later try."""
-
-    transient = True
-
-
-class StoreAccessError(StoreError):
-    """Wrong credentials, no permission, an unknown bucket, a refused clock (exit 2)."""
-
-    exit_code = ExitCode.USAGE
-    transient = False
-
-
-class StoreDeniedError(StoreAccessError):
-    """AccessDenied for one operation: a write-only key reading, for instance."""
-
-
-class StoreConflictError(StoreError):
-    """An object with other content is already at the key; nothing was overwritten (exit 3)."""
-
-    transient = False
 
 
 class ProofSource(StrEnum):
@@ -144,10 +131,10 @@ class ObjectStore:
                 Bucket=self.destination.bucket, Key=key, ChecksumMode="ENABLED"
             )
         except Exception as error:
-            if _status(error) == 404 and _code(error) not in ("NoSuchBucket",):
+            if error_status(error) == 404 and error_code(error) not in ("NoSuchBucket",):
                 return None
             raise self._translate(error, "read", key) from None
-        _require_s3_answer(answer, self.destination)
+        require_s3_answer(answer, self.destination)
         checksum = answer.get("ChecksumSHA256")
         if checksum is None:
             checksum = self._attributes_checksum(key)
@@ -231,7 +218,7 @@ class ObjectStore:
         metadata = {META_SHA256: sha256, META_CHECKSUM: checksum}
         try:
             if parts == 1:
-                answered = self._put(path, key, checksum, metadata)
+                answered = self._put(path, key, checksum, metadata, head_said_absent=readable)
             else:
                 answered = self._put_parts(path, key, checksum, metadata)
         except StoreConflictError:
@@ -266,21 +253,38 @@ class ObjectStore:
             "another archive.s3.host, then run `scrub archives push`",
         )
 
-    def _put(self, path: Path, key: str, checksum: str, metadata: dict[str, str]) -> str | None:
-        with path.open("rb") as body:
-            try:
-                answer = self._client.put_object(
-                    Bucket=self.destination.bucket,
-                    Key=key,
-                    Body=body,
-                    ChecksumSHA256=checksum,
-                    IfNoneMatch="*",
-                    Metadata=metadata,
-                    ContentType="application/octet-stream",
-                )
-            except Exception as error:
-                raise self._translate(error, "write", key) from None
-        _require_s3_answer(answer, self.destination)
+    def _put(
+        self,
+        path: Path,
+        key: str,
+        checksum: str,
+        metadata: dict[str, str],
+        *,
+        head_said_absent: bool,
+    ) -> str | None:
+        condition: dict[str, str] = {"IfNoneMatch": "*"}
+        answer: Mapping[str, Any] = {}
+        for _attempt in range(2):
+            with path.open("rb") as body:
+                try:
+                    answer = self._client.put_object(
+                        Bucket=self.destination.bucket,
+                        Key=key,
+                        Body=body,
+                        ChecksumSHA256=checksum,
+                        Metadata=metadata,
+                        ContentType="application/octet-stream",
+                        **condition,
+                    )
+                    break
+                except Exception as error:
+                    # A server without conditional writes: the HEAD just before found no
+                    # object, which is then the only guard (issue 17: "else a HEAD check").
+                    if condition and head_said_absent and error_code(error) == "NotImplemented":
+                        condition = {}
+                        continue
+                    raise self._translate(error, "write", key) from None
+        require_s3_answer(answer, self.destination)
         value = answer.get("ChecksumSHA256")
         return str(value) if value else None
 
@@ -332,101 +336,6 @@ class ObjectStore:
 
     def _translate(self, error: Exception, action: str, key: str) -> ScrubberError:
         return translate_error(error, action, key, self.destination)
-
-
-def _require_s3_answer(answer: Mapping[str, Any], destination: S3Destination) -> None:
-    """An S3 server answers an object request with an ETag; a web page (a login portal, a
-    proxy's error page, a plain web server) does not."""
-    if not answer.get("ETag"):
-        kind = str(answer.get("ContentType") or "no content type")
-        raise StoreError(
-            f"{destination.url}: the endpoint answered like a web server ({kind}), not an S3 "
-            "API (no ETag)",
-            hint="check archive.s3.endpoint_url; the local archive is kept and the upload "
-            "stays queued",
-        )
-
-
-def _code(error: Exception) -> str:
-    response = getattr(error, "response", None)
-    if isinstance(response, dict):
-        return str((response.get("Error") or {}).get("Code", ""))
-    return ""
-
-
-def _status(error: Exception) -> int:
-    response = getattr(error, "response", None)
-    if isinstance(response, dict):
-        meta = response.get("ResponseMetadata") or {}
-        return int(meta.get("HTTPStatusCode", 0) or 0)
-    return 0
-
-
-_CREDENTIAL_CODES = {
-    "InvalidAccessKeyId",
-    "SignatureDoesNotMatch",
-    "InvalidToken",
-    "ExpiredToken",
-    "AuthorizationHeaderMalformed",
-    "InvalidSecurity",
-}
-
-
-def translate_error(
-    error: Exception, action: str, key: str, destination: S3Destination
-) -> ScrubberError:
-    """A boto3/botocore failure as an error a user can act on, without any value in it."""
-    from botocore import exceptions as bx
-
-    where = destination.url
-    if isinstance(error, bx.NoCredentialsError | bx.PartialCredentialsError):
-        return StoreAccessError(
-            f"{where}: no AWS credentials found",
-            hint="set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or a profile in "
-            "~/.aws/credentials (archive.s3.profile); never in the policy file",
-        )
-    if isinstance(error, bx.EndpointConnectionError | bx.ConnectionError | bx.ReadTimeoutError):
-        return StoreError(
-            f"{where}: cannot reach the object store ({type(error).__name__})",
-            hint="check archive.s3.endpoint_url and the network; the local archive is kept "
-            "and the upload stays queued",
-        )
-    if not isinstance(error, bx.ClientError):
-        if isinstance(error, bx.BotoCoreError):
-            return StoreError(f"{where}: {action} of {key!r} failed ({type(error).__name__})")
-        return StoreError(f"{where}: {action} of {key!r} failed ({type(error).__name__})")
-    code, status = _code(error), _status(error)
-    if code == "NoSuchBucket":
-        return StoreAccessError(
-            f"{where}: the bucket {destination.bucket!r} does not exist",
-            hint="create it, or fix archive.destination in the policy",
-        )
-    if code in _CREDENTIAL_CODES:
-        return StoreAccessError(
-            f"{where}: the store refused the credentials ({code})",
-            hint="check the access key id and secret key of the AWS credential chain "
-            "(environment or archive.s3.profile)",
-        )
-    if code == "RequestTimeTooSkewed":
-        return StoreAccessError(
-            f"{where}: the store refuses this machine's clock (RequestTimeTooSkewed)",
-            hint="set the clock right (timedatectl set-ntp true, or ntpdate), then retry",
-        )
-    if code in ("AccessDenied", "Forbidden") or (status == 403 and not code.isalpha()):
-        return StoreDeniedError(
-            f"{where}: access denied to {action} {key!r}",
-            hint="the key lacks the permission for this operation (a write-only key can "
-            "upload, not list, read or restore)",
-        )
-    if code == "PreconditionFailed" or status == 412:
-        return StoreConflictError(f"s3 object {key} already exists; nothing was overwritten")
-    if not code or code.isdigit():
-        return StoreError(
-            f"{where}: the endpoint answered HTTP {status or code} without an S3 error "
-            "(is archive.s3.endpoint_url an S3 API endpoint?)",
-            hint="the local archive is kept and the upload stays queued",
-        )
-    return StoreError(f"{where}: {action} of {key!r} failed ({code}, HTTP {status})")
 
 
 def _make_client(destination: S3Destination, env: Mapping[str, str]) -> Any:

@@ -12,6 +12,7 @@ import typer
 
 from scrubber.archive.age import Identity
 from scrubber.archive.layout import ArchiveEntry, key_needed, list_archives
+from scrubber.archive.s3_queue import read_receipt
 from scrubber.archive.verify import verify_archive
 from scrubber.cli.archive_common import (
     OutputFormat,
@@ -57,6 +58,13 @@ def _entry_json(entry: ArchiveEntry) -> dict[str, Any]:
         )
     if entry.problem:
         item["problem"] = entry.problem
+    receipt = read_receipt(entry.path)
+    if receipt is not None:
+        item["uploaded"] = {
+            "url": receipt.url,
+            "key": receipt.key,
+            "verified_by": receipt.proven_by,
+        }
     return item
 
 
@@ -72,6 +80,12 @@ def _entry_line(entry: ArchiveEntry) -> str:
     if sidecar is not None and isinstance(sidecar.manifest.get("title"), str):
         title = "  " + str(sidecar.manifest["title"])[:60]
     problem = f"  ({entry.problem})" if entry.problem else ""
+    receipt = read_receipt(entry.path)
+    if receipt is not None:
+        # After a verified upload the local file may be gone on purpose (the policy says so).
+        gone = "local copy removed, " if not entry.path.exists() else ""
+        bucket = receipt.url.removeprefix("s3://").split("/")[0]
+        problem = f"  ({gone}uploaded to s3://{bucket}/{receipt.key})"
     # Which key opens it (issue 14): the fingerprints `scrub keygen -y KEY` prints.
     opens = f"  (opens with {key_needed(entry)})" if entry.encrypted else ""
     return (

@@ -16,7 +16,8 @@ from pathlib import Path
 
 from scrubber.archive.bundle import collect_bundle, content_digest
 from scrubber.archive.layout import ArchiveEntry, archives_of
-from scrubber.archive.s3 import ObjectStore, StoreDeniedError
+from scrubber.archive.s3 import ObjectStore
+from scrubber.archive.s3_errors import StoreDeniedError
 from scrubber.archive.s3_queue import Receipt, parse_key, read_receipt
 from scrubber.archive.sidecar import Sidecar
 from scrubber.errors import ScrubberError

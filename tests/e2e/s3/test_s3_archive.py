@@ -73,3 +73,7 @@ def test_remove_local_after_upload_keeps_sidecar_and_receipt(world: World, store
     assert len(names) == 2 and names[0].endswith(".tar.gz.age.json"), names
     assert names[1].endswith(".tar.gz.age.s3.json")
     assert len(keys_under(store, prefix)) == 2
+    listed = world.run(
+        "archives", "list", "--policy", str(policy), env=env_with(world, store.read_write)
+    )
+    assert "(local copy removed, uploaded to s3://scrub-archives/" in listed.stdout, listed.stdout
