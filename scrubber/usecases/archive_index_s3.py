@@ -5,7 +5,8 @@ whose size and SHA-256 the store confirmed counts as archived, for retention's
 A session's newest archive counts when its upload receipt matches its sidecar and the store
 still holds that object (HEAD: the same size and checksum). A write-only key cannot HEAD: the
 receipt, written from the store's own answer to the PUT, is then the proof. A session whose
-local archives are gone (a rebuilt host) is looked up in the bucket itself (List, Get).
+local archives are gone (a rebuilt host) is looked up in the bucket itself (List, Get): under
+this host's name first, then under any host's.
 """
 
 from __future__ import annotations
@@ -95,6 +96,14 @@ class BucketArchiveIndex(StoreArchiveIndex):
                 project=session.project,
                 session=session.id,
             )
+            if not found:
+                # Across hosts: the same session archived under another host name (a host
+                # renamed or rebuilt). It still has to match the bundle here exactly.
+                found = [
+                    a
+                    for a in list_remote(self.store, host=None, project=session.project)
+                    if a.name.session_id == session.id
+                ]
         except ScrubberError:
             # Unreadable (a write-only key, the store down): none known. Retention then
             # archives the session again, locally first, and keeps it until that upload is

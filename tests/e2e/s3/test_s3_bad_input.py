@@ -5,6 +5,8 @@ a clear error; nothing is overwritten; nothing local is deleted; the upload stay
 from __future__ import annotations
 
 import http.server
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -136,3 +138,26 @@ def test_existing_object_with_other_content_is_never_overwritten(
     # A write-only key cannot look first: the conditional PUT refuses, and nothing changes.
     _push_fails(small, policy, archive, store.write_only, "already exists")
     assert object_bytes(store, key) == b"someone else's object"
+
+
+def test_a_clock_the_server_refuses(small: World, store: Seaweed) -> None:
+    path, prefix, _ = s3_policy(small, store)
+    # This process's clock, as the S3 client sees it, two hours behind.
+    code = (
+        "import datetime, botocore.auth as auth; real = auth.get_current_datetime; "
+        "auth.get_current_datetime = lambda remove_tzinfo=True: real(remove_tzinfo) "
+        "- datetime.timedelta(hours=2); from scrubber.cli.app import main; "
+        f"main(['archive', '--all', '--policy', {str(path)!r}])"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        env=env_with(small, store.read_write),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert "refuses this machine's clock (RequestTimeTooSkewed)" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert keys_under(store, prefix) == {}
+    assert len(UploadQueue(small.home).jobs()) == 1

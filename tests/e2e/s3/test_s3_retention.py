@@ -4,6 +4,7 @@ trash only once the store confirmed its archive; while the upload waits, it stay
 from __future__ import annotations
 
 import json
+import shutil
 import socket
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -80,3 +81,24 @@ def test_a_waiting_upload_keeps_the_session_until_push_completes_it(
     done = world.run("retention", "--apply", "--policy", str(policy), env=env)
     assert done.returncode == 0, (done.stdout, done.stderr)
     assert not old.transcript.exists()
+
+
+def test_a_rebuilt_host_finds_the_archive_in_the_bucket_under_its_old_name(
+    old_world: tuple[World, WrittenSession], store: Seaweed
+) -> None:
+    world, old = old_world
+    policy, _prefix, _ = s3_policy(world, store, retention=RETENTION)
+    env = env_with(world, store.read_write)
+    done = world.run("archive", old.session_id, "--policy", str(policy), env=env)
+    assert done.returncode == 0, done.stderr
+    # The local archives are lost and the host has a new name: only the bucket knows.
+    shutil.rmtree(world.home / "archives")
+    policy.write_text(policy.read_text().replace("host: web1", "host: web2"))
+    dry = world.run("retention", "--format", "json", "--policy", str(policy), env=env)
+    (entry,) = [s for s in json.loads(dry.stdout)["sessions"] if s["session_id"] == old.session_id]
+    assert entry["archive"] == "verified", entry
+    applied = world.run("retention", "--apply", "--policy", str(policy), env=env)
+    assert applied.returncode == 0, (applied.stdout, applied.stderr)
+    assert not old.transcript.exists()
+    # Into the trash, whole, like any session retention removes.
+    assert (world.home / "trash" / old.session_id).is_dir()
