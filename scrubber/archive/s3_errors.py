@@ -128,7 +128,11 @@ def translate_error(
             "upload, not list, read or restore)",
         )
     if code == "PreconditionFailed" or status == 412:
-        return StoreConflictError(f"s3 object {key} already exists; nothing was overwritten")
+        return StoreConflictError(
+            f"s3 object {key} already exists; nothing was overwritten",
+            hint="if an earlier run uploaded it and stopped before its receipt, `scrub archives "
+            "push` with a key that may read (HeadObject) confirms it is the same",
+        )
     if not code or code.isdigit():
         return StoreError(
             f"{where}: the endpoint answered HTTP {status or code} without an S3 error "
