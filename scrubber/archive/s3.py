@@ -376,7 +376,13 @@ def _make_client(destination: S3Destination, env: Mapping[str, str]) -> Any:
         request_checksum_calculation="when_required",
         response_checksum_validation="when_required",
     )
-    return session.client("s3", endpoint_url=destination.endpoint_url, config=config)
+    try:
+        return session.client("s3", endpoint_url=destination.endpoint_url, config=config)
+    except Exception as error:  # botocore refuses an endpoint or region it cannot use
+        raise ConfigError(
+            f"{destination.url}: cannot set up the S3 client ({type(error).__name__})",
+            hint="check archive.s3.endpoint_url and archive.s3.region",
+        ) from None
 
 
 def _max_attempts(env: Mapping[str, str]) -> int:

@@ -30,7 +30,7 @@ from scrubber.archive.s3_queue import (
     write_receipt,
 )
 from scrubber.archive.verify import verify_archive
-from scrubber.errors import ConfigError, ScrubberError
+from scrubber.errors import ConfigError, InputError, ScrubberError, path_error_hint
 from scrubber.policy.model import Policy
 from scrubber.policy.object_store import S3Destination
 
@@ -109,7 +109,8 @@ def push_uploads(
                 if store is None:
                     store = store_factory(destination, env)
                 outcome = _push_one(store, job, policy, home, now)
-            except ScrubberError as error:
+            except (ScrubberError, OSError) as failure:
+                error = _as_error(failure, job.archive)
                 outcome = PushOutcome(job.archive, error=error)
                 queue.failed_attempt(job, error.message, now=stamp)
             else:
@@ -117,6 +118,15 @@ def push_uploads(
             report.outcomes.append(outcome)
             _log(home, outcome)
     return PushReport(report.destination, report.outcomes, len(queue.jobs()), report.deferred)
+
+
+def _as_error(failure: ScrubberError | OSError, archive: Path) -> ScrubberError:
+    if isinstance(failure, ScrubberError):
+        return failure
+    return InputError(
+        f"cannot read {archive} to upload it: {failure.strerror or type(failure).__name__}",
+        hint=path_error_hint(failure, writing=False),
+    )
 
 
 def _local_archive(job: UploadJob, root: Path) -> ArchiveEntry:
