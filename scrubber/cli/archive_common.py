@@ -8,6 +8,7 @@ import sys
 from collections.abc import Sequence
 from enum import StrEnum
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -19,6 +20,9 @@ from scrubber.archive.keys import (
 )
 from scrubber.cli import common
 from scrubber.errors import KeyMaterialError, ScrubberError
+
+if TYPE_CHECKING:
+    from scrubber.usecases.archive_push import PushOutcome
 
 ENV_PASSPHRASE_FILE = "SCRUB_PASSPHRASE_FILE"  # noqa: S105 - a variable name, no secret
 
@@ -146,6 +150,50 @@ def human_bytes(n: int) -> str:
         if value < 1000 or unit == "GB":
             break
     return f"{value:.1f} {unit}"
+
+
+def upload_json(outcome: PushOutcome | None) -> dict[str, Any]:
+    """One upload to object storage, for --format json (None: queued, not tried yet)."""
+    if outcome is None:
+        return {"status": "queued"}
+    if outcome.error is not None:
+        return {"status": "queued", "error": outcome.error.message}
+    proof = outcome.proof
+    if proof is None:
+        return {"status": "uploaded", "note": "uploaded by an earlier run"}
+    return {
+        "status": "uploaded",
+        "key": proof.key,
+        "size": proof.size,
+        "sha256": proof.sha256,
+        "checksum": proof.checksum,
+        "verified_by": str(proof.proven_by),
+        "removed_local": outcome.removed_local,
+    }
+
+
+def print_upload(outcome: PushOutcome | None, archive: Path | None) -> None:
+    """One upload in words; a failure goes to stderr as a warning (the job stays queued)."""
+    if outcome is None:
+        typer.echo(f"queued     upload of {archive} (run `scrub archives push`)")
+        return
+    if outcome.error is not None:
+        warn(f"upload of {outcome.archive} failed, it stays queued: {outcome.error.message}")
+        if outcome.error.hint:
+            sys.stderr.write(f"hint: {outcome.error.hint}\n")
+        return
+    proof = outcome.proof
+    if proof is None:
+        typer.echo(f"uploaded   {outcome.archive} (by an earlier run)")
+        return
+    how = {
+        "read back": "size and SHA-256 read back from the store",
+        "put response": "write-only key: verified by the PUT response's SHA-256 only, not "
+        "read back",
+        "already stored": "the same content was already there",
+    }[str(proof.proven_by)]
+    gone = "; local copy removed" if outcome.removed_local else ""
+    typer.echo(f"uploaded   {outcome.archive.name} -> {proof.key}  ({how}{gone})")
 
 
 def exit_for(errors: Sequence[ScrubberError]) -> None:

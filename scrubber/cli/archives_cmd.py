@@ -10,7 +10,9 @@ from typing import Annotated, Any
 
 import typer
 
+from scrubber.archive.age import Identity
 from scrubber.archive.layout import ArchiveEntry, key_needed, list_archives
+from scrubber.archive.s3_queue import read_receipt
 from scrubber.archive.verify import verify_archive
 from scrubber.cli.archive_common import (
     OutputFormat,
@@ -18,6 +20,14 @@ from scrubber.cli.archive_common import (
     exit_for,
     human_bytes,
     read_identities,
+)
+from scrubber.cli.archives_s3 import (
+    AllHostsOption,
+    HostOption,
+    RemoteOption,
+    list_bucket,
+    register_s3,
+    verify_bucket,
 )
 from scrubber.cli.common import PolicyOption
 from scrubber.errors import ScrubberError
@@ -48,6 +58,13 @@ def _entry_json(entry: ArchiveEntry) -> dict[str, Any]:
         )
     if entry.problem:
         item["problem"] = entry.problem
+    receipt = read_receipt(entry.path)
+    if receipt is not None:
+        item["uploaded"] = {
+            "url": receipt.url,
+            "key": receipt.key,
+            "verified_by": receipt.proven_by,
+        }
     return item
 
 
@@ -63,6 +80,12 @@ def _entry_line(entry: ArchiveEntry) -> str:
     if sidecar is not None and isinstance(sidecar.manifest.get("title"), str):
         title = "  " + str(sidecar.manifest["title"])[:60]
     problem = f"  ({entry.problem})" if entry.problem else ""
+    receipt = read_receipt(entry.path)
+    if receipt is not None:
+        # After a verified upload the local file may be gone on purpose (the policy says so).
+        gone = "local copy removed, " if not entry.path.exists() else ""
+        bucket = receipt.url.removeprefix("s3://").split("/")[0]
+        problem = f"  ({gone}uploaded to s3://{bucket}/{receipt.key})"
     # Which key opens it (issue 14): the fingerprints `scrub keygen -y KEY` prints.
     opens = f"  (opens with {key_needed(entry)})" if entry.encrypted else ""
     return (
@@ -75,8 +98,9 @@ def register(app: typer.Typer) -> None:
     archives = typer.Typer(
         name="archives",
         help=(
-            "List and verify archives.\n\nExamples:\n\n  scrub archives list\n\n"
-            "  scrub archives verify -i ~/scrub-key.txt"
+            "List, verify, upload and restore archives.\n\nExamples:\n\n  scrub archives list\n\n"
+            "  scrub archives verify -i ~/scrub-key.txt\n\n  scrub archives push\n\n"
+            "  scrub archives list --remote --all-hosts"
         ),
         no_args_is_help=True,
         rich_markup_mode=None,
@@ -84,6 +108,7 @@ def register(app: typer.Typer) -> None:
     app.add_typer(archives, name="archives")
     _register_list(archives)
     _register_verify(archives)
+    register_s3(archives)
 
 
 def _register_list(archives: typer.Typer) -> None:
@@ -104,6 +129,9 @@ def _register_list(archives: typer.Typer) -> None:
         output_format: Annotated[
             OutputFormat, typer.Option("--format", help="text or json.")
         ] = OutputFormat.text,
+        remote: RemoteOption = False,
+        host: HostOption = None,
+        all_hosts: AllHostsOption = False,
     ) -> None:
         """List archives from their sidecars, without decrypting anything.
 
@@ -117,7 +145,12 @@ def _register_list(archives: typer.Typer) -> None:
           scrub archives list --session 3f9a
 
           scrub archives list --format json
+
+          scrub archives list --remote --all-hosts
         """
+        if remote or host or all_hosts:
+            list_bucket(policy_path, session, host, all_hosts, output_format)
+            return
         root = archives_root(directory, policy_path)
         entries = list_archives(root)
         if session:
@@ -164,6 +197,9 @@ def _register_verify(archives: typer.Typer) -> None:
         output_format: Annotated[
             OutputFormat, typer.Option("--format", help="text or json.")
         ] = OutputFormat.text,
+        remote: RemoteOption = False,
+        host: HostOption = None,
+        all_hosts: AllHostsOption = False,
     ) -> None:
         """Check archives: keyless, or a full decrypt with -i.
 
@@ -174,8 +210,12 @@ def _register_verify(archives: typer.Typer) -> None:
         Examples:
           scrub archives verify
           scrub archives verify -i ~/scrub-key.txt --format json
+          scrub archives verify --remote
         """
         identities = read_identities(identity, passphrase_file, False, required=False)
+        if remote or host or all_hosts:
+            verify_bucket(policy_path, identities, host, all_hosts, output_format)
+            return
         targets: list[Path] = []
         if paths_:
             for path in paths_:
@@ -189,30 +229,36 @@ def _register_verify(archives: typer.Typer) -> None:
             if not targets:
                 typer.echo(f"no archives in {root}")
                 return
-        errors: list[ScrubberError] = []
-        results: list[dict[str, Any]] = []
-        for path in targets:
-            try:
-                report = verify_archive(path, identities)
-            except ScrubberError as error:
-                errors.append(error)
-                results.append({"path": str(path), "ok": False, "error": error.message})
-                if output_format is OutputFormat.text:
-                    typer.echo(f"FAILED  {path}: {error.message}")
-                continue
-            level = "full" if report.full else "keyless"
-            results.append({"path": str(path), "ok": True, "level": level})
+        _verify_files(targets, identities, output_format)
+
+
+def _verify_files(
+    targets: list[Path], identities: list[Identity], output_format: OutputFormat
+) -> None:
+    errors: list[ScrubberError] = []
+    results: list[dict[str, Any]] = []
+    for path in targets:
+        try:
+            report = verify_archive(path, identities)
+        except ScrubberError as error:
+            errors.append(error)
+            results.append({"path": str(path), "ok": False, "error": error.message})
             if output_format is OutputFormat.text:
-                what = (
-                    "decrypted, every file matches the manifest"
-                    if report.full
-                    else "header, recipients and SHA-256 match the sidecar"
-                )
-                typer.echo(f"ok      {path}  ({level}: {what})")
-        if output_format is OutputFormat.json:
-            typer.echo(
-                json.dumps({"schema": "scrubber.archives-verify/1", "results": results}, indent=2)
+                typer.echo(f"FAILED  {path}: {error.message}")
+            continue
+        level = "full" if report.full else "keyless"
+        results.append({"path": str(path), "ok": True, "level": level})
+        if output_format is OutputFormat.text:
+            what = (
+                "decrypted, every file matches the manifest"
+                if report.full
+                else "header, recipients and SHA-256 match the sidecar"
             )
-        elif len(targets) > 1:
-            typer.echo(f"{len(targets) - len(errors)} of {len(targets)} archive(s) verified")
-        exit_for(errors)
+            typer.echo(f"ok      {path}  ({level}: {what})")
+    if output_format is OutputFormat.json:
+        typer.echo(
+            json.dumps({"schema": "scrubber.archives-verify/1", "results": results}, indent=2)
+        )
+    elif len(targets) > 1:
+        typer.echo(f"{len(targets) - len(errors)} of {len(targets)} archive(s) verified")
+    exit_for(errors)

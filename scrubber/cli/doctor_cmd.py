@@ -356,6 +356,40 @@ def check_leftovers(config: Path, home: Path, policy: Policy | None) -> list[Che
     return checks or [Check("leftovers", Level.OK, "nothing left behind by a killed command")]
 
 
+def check_object_storage(home: Path, policy: Policy | None) -> list[Check]:
+    """boto3 for an s3:// destination, and the archives waiting for their upload (issue 17)."""
+    from scrubber.archive.s3 import INSTALL_HINT, boto3_missing
+    from scrubber.usecases.archive_push import waiting_uploads
+
+    destination = policy.archive.s3 if policy is not None else None
+    missing = boto3_missing()
+    checks: list[Check] = []
+    if destination is not None:
+        where = f"{destination.url} (host {destination.host_name()})"
+        if missing:
+            checks.append(Check("object storage", Level.FAIL, f"{where}: {missing}", INSTALL_HINT))
+        else:
+            checks.append(Check("object storage", Level.OK, f"archives are uploaded to {where}"))
+    elif missing:
+        checks.append(Check("object storage", Level.INFO, missing, INSTALL_HINT))
+    waiting = waiting_uploads(home)
+    if waiting:
+        last = next((j.last_error for j in reversed(waiting) if j.last_error), None)
+        told = f"; last error: {last}" if last else ""
+        checks.append(
+            Check(
+                "uploads",
+                Level.WARN,
+                f"{len(waiting)} archive(s) wait for their upload in {paths.spool_dir(home)}/"
+                f"uploads{told}",
+                "`scrub archives push` uploads them now (the worker retries on its own)",
+            )
+        )
+    elif destination is not None:
+        checks.append(Check("uploads", Level.OK, "no archive waits for its upload"))
+    return checks
+
+
 def run_checks(env: Mapping[str, str], now: datetime) -> list[Check]:
     config = paths.config_dir(env)
     home = paths.scrub_home(env)
@@ -368,6 +402,7 @@ def run_checks(env: Mapping[str, str], now: datetime) -> list[Check]:
     checks += check_spool(home, now.timestamp(), worker_can_run=worker.level is not Level.WARN)
     checks.append(worker)
     checks += check_leftovers(config, home, policy)
+    checks += check_object_storage(home, policy)
     if config.is_dir():
         checks += check_cleanup(config, home, policy, now)
     record = install_record.read_record(home)

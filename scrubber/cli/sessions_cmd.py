@@ -71,6 +71,7 @@ def _as_json(listing: SessionListing) -> dict[str, Any]:
         "now": listing.now.isoformat(),
         "notes": list(listing.notes),
         "claude_sweep_taken_over": listing.sweep_taken_over,
+        "uploads_waiting": listing.uploads_waiting,
         "sessions": [
             {
                 "session_id": row.info.id,
@@ -81,6 +82,7 @@ def _as_json(listing: SessionListing) -> dict[str, Any]:
                 "secrets": row.secrets,
                 "pinned": row.forecast.pinned,
                 "archived": str(row.archived),
+                "upload_waiting": row.upload_waiting,
                 "claude_sweep_at": None
                 if row.forecast.claude_sweep_at is None
                 else row.forecast.claude_sweep_at.isoformat(),
@@ -112,11 +114,17 @@ def _as_text(listing: SessionListing) -> str:
             f"{sweep:<22}{_retention_when(item, listing.retention_known, now):<26}"
             f"{ago(item.last_activity, now):<16}{human_size(info.size):>9} "
             f"{'?' if secrets is None else str(secrets):>7} {'yes' if item.pinned else '':<4}"
-            f"{_archived_text(row.archived):<11}{info.project}/{info.id}  "
+            f"{'to upload' if row.upload_waiting else _archived_text(row.archived):<11}"
+            f"{info.project}/{info.id}  "
             f"{listing.titles.show(info.title)}"
         )
         lines.append(text.rstrip())
     lines += _sweep_summary(listing)
+    if listing.uploads_waiting:
+        lines.append(
+            f"{listing.uploads_waiting} archive(s) wait for their upload to object storage: "
+            "`scrub archives push` uploads them now"
+        )
     return "\n".join(lines)
 
 

@@ -238,6 +238,7 @@ class Worker:
                     self._start_of_run()
                     first = False
                 wait = self._drain(report)
+                self._push_uploads()
             # The lock is released before deciding to stop: a hook that queued a job while we
             # held it saw its own worker fail to take the lock, so we look once more.
             if self._ready_jobs():
@@ -262,6 +263,27 @@ class Worker:
 
             write_live_settings(policy, self.home)
             status_line.prune_states(self.home, now=self.clock.time())
+
+    def _push_uploads(self) -> None:
+        """Archives waiting for object storage (`archive.destination: s3://…`): each try is
+        logged by the use case; a failed one waits longer each time in spool/uploads/."""
+        from scrubber.usecases.archive_push import push_uploads, waiting_uploads
+
+        if not waiting_uploads(self.home):
+            return
+        try:
+            policy = self.load_policy(self.env)
+            if policy.archive.s3 is None:
+                return
+            push_uploads(
+                policy,
+                self.home,
+                self.env,
+                now=datetime.fromtimestamp(self.clock.time(), UTC),
+                everything=False,
+            )
+        except Exception as error:  # the session jobs must not suffer from the store
+            self.log("upload-failed", reason=describe_error(error))
 
     def _ready_jobs(self) -> list[Job]:
         now = self.clock.time()

@@ -34,6 +34,13 @@ from scrubber.policy.model import (
     SessionEndAction,
     ThinkingMode,
 )
+from scrubber.policy.object_store import (
+    S3_SCHEME,
+    AddressingStyle,
+    S3Destination,
+    S3ValueError,
+    parse_s3_url,
+)
 
 
 def build_policy(data: object, *, base_dir: Path, env: Mapping[str, str]) -> Policy:
@@ -142,10 +149,20 @@ def _live(value: object) -> LivePolicy:
 
 
 def _archive(value: object, ctx: _Context) -> ArchivePolicy:
-    keys = ("recipients", "recipients_file", "destination", "clear_manifest_fields")
+    keys = ("recipients", "recipients_file", "destination", "clear_manifest_fields", "s3")
     section = _section(value, "archive", keys)
     fields = section.get("clear_manifest_fields")
-    destination = _path(section.get("destination"), "archive.destination", ctx)
+    raw_destination = section.get("destination")
+    s3: S3Destination | None = None
+    destination: Path | None = None
+    if isinstance(raw_destination, str) and raw_destination.startswith(S3_SCHEME):
+        s3 = _s3(raw_destination, section.get("s3"))
+    else:
+        if section.get("s3") is not None:
+            raise PolicyValueError(
+                "archive.s3", "is set, but archive.destination is not an s3://bucket/prefix URL"
+            )
+        destination = _path(raw_destination, "archive.destination", ctx)
     if destination is not None:
         _refuse_inside_projects(destination, "archive.destination", ctx)
     return _construct(
@@ -157,7 +174,42 @@ def _archive(value: object, ctx: _Context) -> ArchivePolicy:
         clear_manifest_fields=DEFAULT_CLEAR_MANIFEST_FIELDS
         if fields is None
         else _enum_list(fields, "archive.clear_manifest_fields", ManifestField),
+        s3=s3,
     )
+
+
+# No key for credentials, on purpose: they come from the standard AWS chain only.
+_S3_KEYS = (
+    "endpoint_url",
+    "region",
+    "addressing_style",
+    "profile",
+    "host",
+    "remove_local_after_upload",
+)
+
+
+def _s3(url: str, value: object) -> S3Destination:
+    section = _section(value, "archive.s3", _S3_KEYS)
+    style = section.get("addressing_style")
+    try:
+        bucket, prefix = parse_s3_url(url)
+        return S3Destination(
+            bucket=bucket,
+            prefix=prefix,
+            endpoint_url=_optional_str(section.get("endpoint_url"), "archive.s3.endpoint_url"),
+            region=_optional_str(section.get("region"), "archive.s3.region"),
+            addressing_style=AddressingStyle.AUTO
+            if style is None
+            else _enum(style, "archive.s3.addressing_style", AddressingStyle),
+            profile=_optional_str(section.get("profile"), "archive.s3.profile"),
+            host=_optional_str(section.get("host"), "archive.s3.host"),
+            remove_local_after_upload=_bool(
+                section, "remove_local_after_upload", "archive.s3", default=False
+            ),
+        )
+    except S3ValueError as error:
+        raise PolicyValueError(f"archive.{error.key}", error.problem) from None
 
 
 def _retention(value: object) -> RetentionPolicy:

@@ -21,6 +21,7 @@ from typing import Any
 
 from scrubber import paths
 from scrubber.policy.detectors import NAMES_HINT, unknown_detector
+from scrubber.policy.object_store import S3Destination
 
 POLICY_VERSION = 1
 
@@ -205,6 +206,8 @@ class ArchivePolicy:
     recipients_file: Path | None = None  # age's recipients-file format: one per line, # comments
     destination: Path | None = None  # None: <SCRUB_HOME>/archives
     clear_manifest_fields: tuple[ManifestField, ...] = DEFAULT_CLEAR_MANIFEST_FIELDS
+    # `destination: s3://…`: archives are written to <SCRUB_HOME>/archives, then uploaded.
+    s3: S3Destination | None = None
 
     def __post_init__(self) -> None:
         for index, recipient in enumerate(self.recipients):

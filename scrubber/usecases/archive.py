@@ -16,8 +16,8 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -48,6 +48,7 @@ from scrubber.transcript.sessions import SessionInfo, discover, find_session
 
 if TYPE_CHECKING:
     from scrubber.detection.scan import SecretScanner
+    from scrubber.usecases.archive_push import PushOutcome
 
 __all__ = [
     "ArchiveOutcome",
@@ -346,6 +347,9 @@ class ArchiveOutcome:
     session: SessionInfo
     written: WrittenArchive | None = None
     error: ScrubberError | None = None
+    # With an s3:// destination: the upload's outcome, or None when it was only queued.
+    upload: PushOutcome | None = None
+    upload_queued: bool = False
 
 
 def archive_sessions(
@@ -358,10 +362,14 @@ def archive_sessions(
     destination: Path | None = None,
     redact: bool = False,
     progress: Progress | None = None,
+    upload_env: Mapping[str, str] | None = None,
 ) -> list[ArchiveOutcome]:
     """Archive each session; a failure is recorded and the next session still runs.
 
-    Raises (before anything is written) only what concerns every session.
+    With an s3:// destination (and no `destination` given), each archive written is queued
+    for its upload; `upload_env` (the environment holding the AWS credential chain) uploads
+    them at once as well, and a failed upload stays queued. Raises (before anything is
+    written) only what concerns every session.
     """
     clear_fields = [str(f) for f in policy.archive.clear_manifest_fields]
     # Titles and tags are free text: redacted before they go into a sidecar in clear.
@@ -391,4 +399,32 @@ def archive_sessions(
             outcomes.append(ArchiveOutcome(session, error=error))
         else:
             outcomes.append(ArchiveOutcome(session, written=written))
+    if policy.archive.s3 is not None and destination is None:
+        return _queue_and_upload(outcomes, policy, home, now, upload_env)
     return outcomes
+
+
+def _queue_and_upload(
+    outcomes: list[ArchiveOutcome],
+    policy: Policy,
+    home: Path,
+    now: datetime,
+    env: Mapping[str, str] | None,
+) -> list[ArchiveOutcome]:
+    from scrubber.usecases.archive_push import push_uploads, queue_upload
+
+    queued = {
+        o.written.entry.path: o
+        for o in outcomes
+        if o.written is not None and queue_upload(home, o.written.entry, now=now)
+    }
+    pushed: dict[Path, PushOutcome] = {}
+    if env is not None and queued:
+        report = push_uploads(policy, home, env, now=now, only=list(queued))
+        pushed = {p.archive: p for p in report.outcomes}
+    return [
+        replace(o, upload=pushed.get(o.written.entry.path), upload_queued=True)
+        if o.written is not None and o.written.entry.path in queued
+        else o
+        for o in outcomes
+    ]

@@ -140,6 +140,11 @@ def retention_period(facts: Facts, days: int | None) -> Period:
 
 
 def archive_index(facts: Facts) -> StoreArchiveIndex:
+    if facts.loaded.policy.archive.s3 is not None:
+        # Archives in a bucket count only once the store confirmed them (Contracts).
+        from scrubber.usecases.archive_index_s3 import BucketArchiveIndex
+
+        return BucketArchiveIndex(facts.loaded.policy, facts.home, facts.now, facts.env)
     return StoreArchiveIndex(facts.loaded.policy, facts.home, facts.now)
 
 

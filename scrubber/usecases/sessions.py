@@ -18,6 +18,7 @@ from scrubber.retention.plan import Periods, RetentionRules, SessionKey
 from scrubber.retention.rules import ArchiveStatus
 from scrubber.retention.settings import TAKE_OVER_DAYS
 from scrubber.transcript.sessions import SessionInfo
+from scrubber.usecases.archive_push import waiting_uploads
 from scrubber.usecases.retention import (
     Titles,
     archive_index,
@@ -39,6 +40,8 @@ class SessionRow:
     forecast: Forecast
     archived: ArchiveStatus
     secrets: int | None  # None: not audited, or changed since
+    # An archive of it waits in spool/uploads/ for object storage (archive.destination s3://).
+    upload_waiting: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +54,7 @@ class SessionListing:
     # Claude Code's own period (managed or user settings) is the one --take-over-cleanup sets:
     # only a project's own settings can still make its sweep delete.
     sweep_taken_over: bool = False
+    uploads_waiting: int = 0  # archives in spool/uploads/, of any session
 
 
 def _audit_cache(home: Path) -> Mapping[str, Any]:
@@ -144,6 +148,9 @@ def list_sessions(
     }
     cache = _audit_cache(facts.home)
     titles = Titles(facts.loaded.policy, facts.home)
+    waiting = waiting_uploads(facts.home)
+    # A job names <archives>/<project>/<session-id>/<file>.
+    waiting_for = {(j.archive.parent.parent.name, j.archive.parent.name) for j in waiting}
     rows = []
     for info in chosen:
         try:
@@ -151,8 +158,22 @@ def list_sessions(
         except (ScrubberError, OSError):
             archived = ArchiveStatus.UNVERIFIED
         item = forecasts[SessionKey(info.project, info.id)]
-        rows.append(SessionRow(info, item, archived, _secrets(cache, info)))
+        rows.append(
+            SessionRow(
+                info,
+                item,
+                archived,
+                _secrets(cache, info),
+                (info.project, info.id) in waiting_for,
+            )
+        )
     taken_over = sweep_periods is not None and sweep_periods.default >= TAKE_OVER_DAYS
     return SessionListing(
-        facts.now, tuple(notes), _sorted(rows, sort), period is not None, titles, taken_over
+        facts.now,
+        tuple(notes),
+        _sorted(rows, sort),
+        period is not None,
+        titles,
+        taken_over,
+        len(waiting),
     )

@@ -78,6 +78,7 @@ def test_the_model_has_exactly_the_contract_keys() -> None:
         "archive.recipients_file",
         "archive.destination",
         "archive.clear_manifest_fields",
+        "archive.s3",
         "live",
         "live.post_tool_use",
         "live.user_prompt_submit",
@@ -109,7 +110,7 @@ def test_default_template_holds_every_key_and_equals_the_defaults() -> None:
 
 def test_every_setting_in_the_default_template_is_explained() -> None:
     lines = read_template("default").splitlines()
-    leaf = re.compile(r"^\s*([a-z_]+):(?:\s+\S.*)?$|^\s*([a-z_]+):$")
+    leaf = re.compile(r"^\s*([a-z0-9_]+):(?:\s+\S.*)?$|^\s*([a-z0-9_]+):$")
     sections = {"detection", "allowlist", "redaction", "archive", "live", "retention", "pins"}
     checked: set[str] = set()
     for number, line in enumerate(lines):
