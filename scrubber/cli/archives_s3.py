@@ -64,14 +64,14 @@ def _remote_json(archive: RemoteArchive) -> dict[str, Any]:
 
 def list_bucket(
     policy_path: Path | None,
-    session: str | None,
+    sessions: list[str] | None,
     host: str | None,
     all_hosts: bool,
     output_format: OutputFormat,
 ) -> None:
     loaded = common.policy(policy_path)
     listing = list_bucket_archives(
-        loaded.policy, common.env(), host=host, all_hosts=all_hosts, session=session
+        loaded.policy, common.env(), host=host, all_hosts=all_hosts, sessions=sessions or ()
     )
     if output_format is OutputFormat.json:
         payload = {

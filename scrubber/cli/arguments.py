@@ -43,6 +43,7 @@ METAVARS: dict[str, str] = {
     "--passphrase-file": "FILE",
     "--identity": "IDENTITY_FILE",
     "--dir": "DIR",
+    "--host": "HOST",
     "--to": "CONFIG_DIR",
     "--days": "DAYS",
     "--reason": "REASON",

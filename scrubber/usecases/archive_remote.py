@@ -286,14 +286,19 @@ def list_bucket_archives(
     *,
     host: str | None = None,
     all_hosts: bool = False,
-    session: str | None = None,
+    sessions: Sequence[str] = (),
     store_factory: StoreFactory = ObjectStore,
 ) -> BucketListing:
+    """The bucket's archives for this host (or `host`, or every host), of the sessions whose
+    ids start with one of `sessions` (every session when there is none)."""
     which = chosen_host(policy, host, all_hosts)
     store = open_store(policy, env, store_factory)
-    return BucketListing(
-        store.destination.url, which, list_remote(store, host=which, session=session)
+    queries: list[str | None] = [*dict.fromkeys(sessions)] or [None]
+    found = {a.url: a for q in queries for a in list_remote(store, host=which, session=q)}
+    ordered = sorted(
+        found.values(), key=lambda a: (a.name.host, a.name.project, a.name.session_id, a.name.name)
     )
+    return BucketListing(store.destination.url, which, ordered)
 
 
 def verify_bucket_archives(

@@ -41,6 +41,16 @@ def test_list_and_verify_the_bucket_per_host_and_across_hosts(
     assert other.returncode == 0 and "0 archive(s)" in other.stdout, other.stderr
     every = here.run("archives", "list", "--all-hosts", "--policy", policy, env=env)
     assert "1 archive(s)" in every.stdout, every.stderr
+    # --session is repeatable: each names an id prefix; one that matches nothing adds nothing.
+    chosen = here.run(
+        "archives", "list", "--remote", "--session", FULL[:8], "--session", "0000dead",
+        "--policy", policy, env=env,
+    )  # fmt: skip
+    assert "1 archive(s)" in chosen.stdout, chosen.stderr
+    none = here.run(
+        "archives", "list", "--remote", "--session", "0000dead", "--policy", policy, env=env
+    )
+    assert "0 archive(s)" in none.stdout, none.stderr
     keyless = here.run("archives", "verify", "--remote", "--policy", policy, env=env)
     assert keyless.returncode == 0, keyless.stderr
     assert "keyless: size and store checksum match the sidecar" in keyless.stdout
