@@ -33,6 +33,8 @@ class StoreArchiveIndex:
         self._home = home
         self._now = now
         self.root = policy.archive.destination_in(home)
+        # The environment an archive's upload takes its credentials from (None: no upload).
+        self._upload_env: Mapping[str, str] | None = None
 
     @property
     def can_archive(self) -> bool:
@@ -69,9 +71,12 @@ class StoreArchiveIndex:
             home=self._home,
             encryption=encryption,
             now=self._now,
+            upload_env=self._upload_env,
         )
         if outcome.error is not None:
             raise outcome.error
+        if outcome.upload is not None and outcome.upload.error is not None:
+            raise outcome.upload.error
         return self.newest(session)
 
     def verify(self, ref: str) -> bool:

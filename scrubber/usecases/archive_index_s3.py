@@ -42,6 +42,7 @@ class BucketArchiveIndex(StoreArchiveIndex):
     ) -> None:
         super().__init__(policy, home, now)
         self._env = env
+        self._upload_env = env
         self._factory = store_factory
         self._store: ObjectStore | None = None
         self.destination = s3_destination(policy)
@@ -120,24 +121,6 @@ class BucketArchiveIndex(StoreArchiveIndex):
             return ArchiveCheck(ArchiveStatus.UNVERIFIED, newest.url)
         same = self._matches_now(session, newest.sidecar, newest.last_timestamp)
         return ArchiveCheck(ArchiveStatus.VERIFIED if same else ArchiveStatus.STALE, newest.url)
-
-    def archive(self, session: BundleSession) -> ArchiveCheck:
-        from scrubber.usecases.archive import archive_sessions, resolve_encryption
-
-        encryption = resolve_encryption(self._policy, encrypt=True)
-        (outcome,) = archive_sessions(
-            [_as_session_info(session)],
-            policy=self._policy,
-            home=self._home,
-            encryption=encryption,
-            now=self._now,
-            upload_env=self._env,
-        )
-        if outcome.error is not None:
-            raise outcome.error
-        if outcome.upload is not None and outcome.upload.error is not None:
-            raise outcome.upload.error
-        return self.newest(session)
 
     def verify(self, ref: str) -> bool:
         start = f"s3://{self.destination.bucket}/"
