@@ -235,7 +235,7 @@ def _search_stream(
             continue
         line = scan.line if scan is not None else parse_line(raw)
         for piece, spans in _matches(line, pattern, request.scope, file_scan):
-            for start, end in spans:
+            for start, end in _apart(spans):
                 counted[0] += 1
                 if counted[0] > request.per_session:
                     continue
@@ -243,6 +243,16 @@ def _search_stream(
                 here = secrets.get(piece.pointer if line.record is not None else None, ())
                 pending.append(_pend(piece.text, here, start, end, where, name, line))
     return read
+
+
+def _apart(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """One hit per stretch of a string: a match within the context of the one before it is
+    already on display there."""
+    kept: list[tuple[int, int]] = []
+    for start, end in spans:
+        if not kept or start > kept[-1][1] + _SHOWN:
+            kept.append((start, end))
+    return kept
 
 
 def _matches(
