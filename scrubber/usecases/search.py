@@ -165,7 +165,7 @@ def _search_session(
     result.not_shown += counted[0] - len(pending)
     index = known.index(engine)
     scope = session.session_id
-    title = _clean(session.title, scanner, index, scope) if session.title else None
+    title = _printable(_clean(session.title, scanner, index, scope)) if session.title else None
     resume = _resume(session, request.key_hint)
     for item in pending:
         if (
@@ -378,8 +378,14 @@ def _context(item: _Pending, scanner: SecretScanner, index: ValueIndex, scope: s
     shown, at = _replace(shown, _found_spans(shown, scanner), at)
     alone = [(s + at[0], e + at[0], p) for s, e, p in _found_spans(shown[at[0] : at[1]], scanner)]
     shown, at = _replace(shown, alone, at)
-    flat = " ".join(shown.split())
+    flat = _printable(" ".join(shown.split()))
     return ("…" if low > 0 else "") + flat + ("…" if high < len(text) else "")
+
+
+def _printable(text: str) -> str:
+    """Bytes that were not UTF-8 (read as lone surrogates) shown as U+FFFD, so any terminal
+    or JSON encoder can take the text."""
+    return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
 
 
 def _outside_placeholders(text: str, low: int, high: int) -> tuple[int, int]:
@@ -396,9 +402,9 @@ def _outside_placeholders(text: str, low: int, high: int) -> tuple[int, int]:
 
 def _clip(text: str, limit: int) -> str:
     if len(text) <= limit:
-        return " ".join(text.split())
+        return _printable(" ".join(text.split()))
     _, cut = _outside_placeholders(text, 0, limit)
-    return " ".join(text[:cut].split()) + "…"
+    return _printable(" ".join(text[:cut].split())) + "…"
 
 
 def _resume(session: SearchedSession, key_hint: str) -> tuple[str, ...]:
