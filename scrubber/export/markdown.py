@@ -67,11 +67,8 @@ def _entry(entry: Entry, number: int, level: int) -> list[str]:
 
 
 def _quoted(conversation: Conversation, level: int) -> list[str]:
-    inner = _conversation(conversation, level + 1)
-    return [
-        *("> " + line if line else ">" for line in inner),
-        "",
-    ]
+    inner = "\n".join(_conversation(conversation, level + 1)).split("\n")
+    return [*("> " + line if line else ">" for line in inner), ""]
 
 
 def _conversation(conversation: Conversation, level: int) -> list[str]:

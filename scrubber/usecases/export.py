@@ -154,7 +154,9 @@ def _rendered(
         _check_text(html.unescape(_TAGS.sub(" ", body)), scanner, index, info.id)
     _check_text(body, scanner, index, info.id)
     text = render(header, conversation, redacted)
-    return text.encode("utf-8", "surrogateescape"), redacted, list(conversation.notes)
+    # A lone surrogate (JSON can escape one; UTF-8 cannot hold it) becomes U+FFFD.
+    data = text.encode("utf-8", "surrogatepass").decode("utf-8", "replace").encode("utf-8")
+    return data, redacted, list(conversation.notes)
 
 
 def _jsonl(
