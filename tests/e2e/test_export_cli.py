@@ -9,7 +9,7 @@ from collections.abc import Callable
 import pytest
 
 from scrubber.demo import build_demo_config, demo_manifest
-from tests.conftest import CliResult, Sandbox
+from tests.conftest import Sandbox
 
 NEEDLES = [n for s in demo_manifest().secrets for n in s.needles()]
 SHOP = "e3e70682-c209-4cac-a29f-6fbed82c07cd"
