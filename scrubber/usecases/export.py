@@ -15,7 +15,7 @@ import html
 import re
 import shutil
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
 
@@ -29,6 +29,7 @@ from scrubber.export.html import render_html
 from scrubber.export.markdown import Header, render_markdown
 from scrubber.paths import projects_dir
 from scrubber.policy.model import ThinkingMode
+from scrubber.transcript.metadata import read_metadata
 from scrubber.transcript.sessions import SessionInfo, find_session
 from scrubber.usecases.redact import redact_copies
 from scrubber.usecases.verify import check_redacted
@@ -71,7 +72,9 @@ class ExportResult:
 def run_export(request: ExportRequest, scanner: SecretScanner, engine: str) -> ExportResult:
     if request.output is not None:
         _refuse_output(request.output, request.config_dir)
-    info = find_session(request.config_dir, request.session)
+    found = find_session(request.config_dir, request.session)
+    # Found by id, the session's metadata (its title) was not read: the header needs it.
+    info = replace(found, **read_metadata(found.transcript).session_fields())
     workdir = Path(tempfile.mkdtemp(prefix="scrub-export-"))  # 0700: only redacted copies go in
     try:
         known = KnownValues()
