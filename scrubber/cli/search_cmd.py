@@ -37,47 +37,59 @@ def register(app: typer.Typer) -> None:
     app.command("search")(search_command)
 
 
+PatternArgument = Annotated[
+    str, typer.Argument(metavar="PATTERN", help="The text to find (a regex with --regex).")
+]
+RegexOption = Annotated[
+    bool, typer.Option("--regex", help="PATTERN is a Python regular expression.")
+]
+WhereOption = Annotated[
+    ScopeChoice,
+    typer.Option("--in", help="Search prompts, answers (and thinking), tools, or all."),
+]
+ProjectOption = Annotated[
+    str | None,
+    typer.Option("--project", help="Only sessions whose project folder holds P, or cwd P."),
+]
+SinceOption = Annotated[
+    str | None, typer.Option("--since", metavar="D", help=f"Only since then: {DURATION_HELP}.")
+]
+ArchivesOption = Annotated[
+    bool,
+    typer.Option(
+        "--archives", help="Also search archived sessions (decrypted in memory, with -i)."
+    ),
+]
+IdentityOption = Annotated[
+    list[Path] | None,
+    typer.Option("--identity", "-i", metavar="KEY", help="Identity file (repeatable)."),
+]
+PassphraseFileOption = Annotated[
+    Path | None, typer.Option("--passphrase-file", help="Passphrase file, for --archives.")
+]
+DirectoryOption = Annotated[
+    Path | None, typer.Option("--dir", help="Archive folder (default: the policy's).")
+]
+TrashOption = Annotated[bool, typer.Option("--trash", help="Also search scrubber's trash.")]
+LimitOption = Annotated[
+    int, typer.Option("--limit", help="Show at most N hits, newest first (0: all).")
+]
+OutputFormatOption = Annotated[FormatChoice, typer.Option("--format", help="text or json.")]
+
+
 def search_command(
-    pattern: Annotated[
-        str, typer.Argument(metavar="PATTERN", help="The text to find (a regex with --regex).")
-    ],
-    regex: Annotated[
-        bool, typer.Option("--regex", help="PATTERN is a Python regular expression.")
-    ] = False,
-    where: Annotated[
-        ScopeChoice,
-        typer.Option("--in", help="Search prompts, answers (and thinking), tools, or all."),
-    ] = ScopeChoice.all,
-    project: Annotated[
-        str | None,
-        typer.Option("--project", help="Only sessions whose project folder holds P, or cwd P."),
-    ] = None,
-    since: Annotated[
-        str | None, typer.Option("--since", metavar="D", help=f"Only since then: {DURATION_HELP}.")
-    ] = None,
-    archives: Annotated[
-        bool,
-        typer.Option(
-            "--archives", help="Also search archived sessions (decrypted in memory, with -i)."
-        ),
-    ] = False,
-    identity: Annotated[
-        list[Path] | None,
-        typer.Option("--identity", "-i", metavar="KEY", help="Identity file (repeatable)."),
-    ] = None,
-    passphrase_file: Annotated[
-        Path | None, typer.Option("--passphrase-file", help="Passphrase file, for --archives.")
-    ] = None,
-    directory: Annotated[
-        Path | None, typer.Option("--dir", help="Archive folder (default: the policy's).")
-    ] = None,
-    trash: Annotated[bool, typer.Option("--trash", help="Also search scrubber's trash.")] = False,
-    limit: Annotated[
-        int, typer.Option("--limit", help="Show at most N hits, newest first (0: all).")
-    ] = 50,
-    output_format: Annotated[
-        FormatChoice, typer.Option("--format", help="text or json.")
-    ] = FormatChoice.text,
+    pattern: PatternArgument,
+    regex: RegexOption = False,
+    where: WhereOption = ScopeChoice.all,
+    project: ProjectOption = None,
+    since: SinceOption = None,
+    archives: ArchivesOption = False,
+    identity: IdentityOption = None,
+    passphrase_file: PassphraseFileOption = None,
+    directory: DirectoryOption = None,
+    trash: TrashOption = False,
+    limit: LimitOption = 50,
+    output_format: OutputFormatOption = FormatChoice.text,
     policy_path: PolicyOption = None,
 ) -> None:
     """Find a phrase in every session, without showing a secret.
@@ -158,8 +170,9 @@ def _as_json(result: SearchResult, shown: list[SearchHit]) -> dict[str, Any]:
     return {
         "schema": "scrubber.search/1",
         "hits": [_hit_json(hit) for hit in shown],
-        "total_hits": len(result.hits) + result.not_shown,
-        "hits_not_shown": len(result.hits) - len(shown) + result.not_shown,
+        "total_hits": len(result.hits),
+        "hits_not_shown": len(result.hits) - len(shown),
+        "more_lines_not_searched": result.more_lines,
         "sessions_searched": result.sessions,
         "sessions_matched": result.sessions_matched,
         "bytes_read": result.bytes_read,
@@ -184,17 +197,17 @@ def _print_text(result: SearchResult, shown: list[SearchHit]) -> None:
             previous = hit.session_id
         typer.echo(f"  {_when(hit.timestamp)}  {hit.where}  ({hit.transcript}:{hit.line})")
         typer.echo(f"    {hit.context}")
-    hidden = len(result.hits) - len(shown) + result.not_shown
     for skipped in result.skipped:
         typer.echo(f"skipped {skipped.where}: {skipped.reason}", err=True)
     summary = (
-        f"{plural(len(result.hits) + result.not_shown, 'hit')} in "
+        f"{plural(len(result.hits), 'hit')} in "
         f"{plural(result.sessions_matched, 'session')} ({result.sessions} searched)"
     )
-    if hidden:
+    if len(shown) < len(result.hits):
+        summary += f"; {len(result.hits) - len(shown)} not shown (--limit 0 shows all)"
+    if result.more_lines:
         summary += (
-            f"; {hidden} not shown (at most {PER_SESSION} per session"
-            + ("" if len(shown) == len(result.hits) else ", --limit 0 for all the others")
-            + ")"
+            f"; {plural(result.more_lines, 'more line')} of those sessions hold the text "
+            f"(the first {PER_SESSION} hits of a session are shown)"
         )
     typer.echo(("\n" if shown else "") + summary + ".")

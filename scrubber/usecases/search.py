@@ -17,16 +17,18 @@ echoed: a user may be looking for a secret.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from scrubber.archive.age import Identity
+from scrubber.detection.context import describe_tool_use
 from scrubber.detection.known_values import KnownValues, ValueIndex
 from scrubber.detection.placeholder import PLACEHOLDER_RE, make_placeholder
-from scrubber.detection.scan import FileScan, FoundSecret, SecretScanner
+from scrubber.detection.scan import FoundSecret, SecretScanner
+from scrubber.detection.walk import content_blocks
 from scrubber.redaction.copies import remember, scan_values
 from scrubber.transcript.jsonl import Line, iter_raw_lines, parse_line
 from scrubber.transcript.records import parse_timestamp
@@ -48,8 +50,9 @@ _BLOCK = 1 << 22
 _KEPT = 400
 _SHOWN = 70
 _LABEL_MAX = 80
-# Hits worked out per session (the rest are counted): a common word must not make the search
-# scan and hold thousands of contexts.
+# Hits worked out per session (further lines holding the literal are only counted): a common
+# word must not make the search decode, scan and hold thousands of contexts.
+_MAX_CALLS = 8192
 PER_SESSION = 20
 
 
@@ -89,7 +92,7 @@ class SearchResult:
     hits: list[SearchHit] = field(default_factory=list)
     sessions: int = 0  # sessions searched
     sessions_matched: int = 0
-    not_shown: int = 0  # hits beyond `per_session`, counted only
+    more_lines: int = 0  # lines holding the literal past `per_session` hits, not decoded
     bytes_read: int = 0
     skipped: list[SkippedSource] = field(default_factory=list)
 
@@ -141,6 +144,16 @@ def _newest_first(hit: SearchHit) -> tuple[float, str, str, int]:
     return (moment, hit.session_id, hit.transcript, hit.line)
 
 
+@dataclass(slots=True)
+class _Found:
+    """What the search of one session gathered: its hits so far, the values found in it, and
+    the lines past `per_session` hits that hold the literal."""
+
+    known: KnownValues = field(default_factory=KnownValues)
+    pending: list[_Pending] = field(default_factory=list)
+    more_lines: int = 0
+
+
 def _search_session(
     session: SearchedSession,
     request: SearchRequest,
@@ -148,26 +161,23 @@ def _search_session(
     engine: str,
     result: SearchResult,
 ) -> None:
-    known = KnownValues()
-    pending: list[_Pending] = []
-    counted = [0]
+    found = _Found()
     try:
         with session.open_transcripts() as streams:
             for name, stream in streams:
-                result.bytes_read += _search_stream(
-                    name, stream, session, request, scanner, known, pending, counted
-                )
+                result.bytes_read += _search_stream(name, stream, session, request, scanner, found)
     except Unreadable as problem:
         result.skipped.append(SkippedSource(session.where, str(problem)))
-    if not pending:
+    if not found.pending:
         return
+    session = session.described()
     result.sessions_matched += 1
-    result.not_shown += counted[0] - len(pending)
-    index = known.index(engine)
+    result.more_lines += found.more_lines
+    index = found.known.index(engine)
     scope = session.session_id
     title = _printable(_clean(session.title, scanner, index, scope)) if session.title else None
     resume = _resume(session, request.key_hint)
-    for item in pending:
+    for item in found.pending:
         if (
             request.since is not None
             and item.timestamp is not None
@@ -204,44 +214,71 @@ def _holds(stream: BinaryIO, literal: bytes) -> tuple[bool, int]:
     return False, read
 
 
+class _Calls:
+    """The tool calls a file made (the most recent ones): id -> (tool name, target), for the
+    labels of their outputs."""
+
+    def __init__(self) -> None:
+        self._calls: dict[str, tuple[str, str]] = {}
+
+    def note(self, record: Mapping[str, Any]) -> None:
+        if record.get("type") != "assistant":
+            return
+        for block in content_blocks(record):
+            call_id, name = block.get("id"), block.get("name")
+            if block.get("type") == "tool_use" and isinstance(call_id, str):
+                call = describe_tool_use(
+                    name if isinstance(name, str) else "tool", block.get("input")
+                )
+                self._calls[call_id] = (call.name, call.target)
+        while len(self._calls) > _MAX_CALLS:
+            del self._calls[next(iter(self._calls))]
+
+    def get(self, call_id: str) -> tuple[str, str] | None:
+        return self._calls.get(call_id)
+
+
 def _search_stream(
     name: str,
     stream: BinaryIO,
     session: SearchedSession,
     request: SearchRequest,
     scanner: SecretScanner,
-    known: KnownValues,
-    pending: list[_Pending],
-    counted: list[int],
+    found: _Found,
 ) -> int:
     pattern = request.pattern
     read = 0
     if pattern.literal is not None and stream.seekable():
-        found, read = _holds(stream, pattern.literal)
-        if not found:
+        holds, read = _holds(stream, pattern.literal)
+        if not holds:
             return read
         stream.seek(0)
     file_scan = scanner.new_file_scan()
+    calls = _Calls()
     scope = session.session_id
     subagent = name != f"{session.session_id}.jsonl"
     for raw in iter_raw_lines(stream):
         read += len(raw.data) + 1
+        # Every line goes through the scanner, to know every value found in the session.
         scan = file_scan.scan_raw(raw)
         secrets: dict[str | None, tuple[FoundSecret, ...]] = {}
-        if scan is not None and scan.leaves:
-            remember(known, scan_values(scan, scope))
-            secrets = {leaf.pointer: leaf.found for leaf in scan.leaves}
+        if scan is not None:
+            if scan.line.record is not None:
+                calls.note(scan.line.record)
+            if scan.leaves:
+                remember(found.known, scan_values(scan, scope))
+                secrets = {leaf.pointer: leaf.found for leaf in scan.leaves}
         if not pattern.may_match(raw.data):
             continue
+        if len(found.pending) >= request.per_session:
+            found.more_lines += 1  # not decoded: enough hits of this session are shown
+            continue
         line = scan.line if scan is not None else parse_line(raw)
-        for piece, spans in _matches(line, pattern, request.scope, file_scan):
+        for piece, spans in _matches(line, pattern, request.scope, calls.get):
             for start, end in _apart(spans):
-                counted[0] += 1
-                if counted[0] > request.per_session:
-                    continue
                 where = ("subagent: " if subagent else "") + piece.where
                 here = secrets.get(piece.pointer if line.record is not None else None, ())
-                pending.append(_pend(piece.text, here, start, end, where, name, line))
+                found.pending.append(_pend(piece.text, here, start, end, where, name, line))
     return read
 
 
@@ -256,29 +293,21 @@ def _apart(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
 
 
 def _matches(
-    line: Line, pattern: SearchPattern, scope: SearchScope, file_scan: FileScan
+    line: Line,
+    pattern: SearchPattern,
+    scope: SearchScope,
+    calls: Callable[[str], tuple[str, str] | None],
 ) -> Iterator[tuple[Piece, list[tuple[int, int]]]]:
     record = line.record
     if record is None:
         if line.value is None and line.problem is not None and scope is SearchScope.ALL:
             spans = pattern.spans(line.text())
             if spans:
-                yield (
-                    Piece("", line.text(), f"line {line.number} (not JSON: {line.problem})"),
-                    spans,
-                )
+                where = f"line {line.number} (not JSON: {line.problem})"
+                yield Piece("", line.text(), where), spans
         return
-    calls_seen: dict[str, tuple[str, str]] | None = None
-
-    def lookup(call_id: str) -> tuple[str, str] | None:
-        nonlocal calls_seen
-        if calls_seen is None:
-            seen = file_scan.calls_seen()
-            calls_seen = {i: (c.name, c.target) for i, c in seen.items()}
-        return calls_seen.get(call_id)
-
     matched_result = False
-    for piece in record_pieces(record, scope, lookup):
+    for piece in record_pieces(record, scope, calls):
         if piece.copy and matched_result:
             continue
         spans = pattern.spans(piece.text)

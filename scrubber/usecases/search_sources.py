@@ -13,10 +13,11 @@ from __future__ import annotations
 import gzip
 import io
 import os
+import re
 import zlib
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from enum import StrEnum
 from functools import partial
@@ -32,8 +33,10 @@ from scrubber.errors import ScrubberError
 from scrubber.paths import open_regular
 from scrubber.retention.trash import list_trash
 from scrubber.transcript.jsonl import IO_BUFFER
+from scrubber.transcript.metadata import TranscriptMetadata, read_metadata
 from scrubber.transcript.sessions import discover
 
+_NOT_ALNUM = re.compile(r"[^A-Za-z0-9]")
 # A transcript's name as the searcher reports it, and its bytes.
 TranscriptStream = tuple[str, BinaryIO]
 
@@ -61,9 +64,27 @@ class SearchedSession:
     open_transcripts: Callable[[], AbstractContextManager[Iterator[TranscriptStream]]] = field(
         repr=False
     )
+    # What reading the transcript's metadata adds (title, cwd, last activity), when it was
+    # not read up front: only sessions with hits pay for it.
+    details: Callable[[], TranscriptMetadata] | None = field(default=None, repr=False)
 
     def in_project(self, project: str) -> bool:
-        return project in self.project or project == (self.cwd or "")
+        """`project` names the project folder, part of it, or the working directory (whose
+        folder name Claude Code makes by turning every other character into `-`)."""
+        folder_form = _NOT_ALNUM.sub("-", project)
+        return project in self.project or folder_form in self.project or project == self.cwd
+
+    def described(self) -> SearchedSession:
+        if self.details is None:
+            return self
+        meta = self.details()
+        return replace(
+            self,
+            title=meta.title,
+            cwd=meta.cwd,
+            last_activity=meta.last_timestamp or self.last_activity,
+            details=None,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,19 +116,23 @@ def _files(paths: Sequence[Path]) -> AbstractContextManager[Iterator[TranscriptS
 
 
 def live_sessions(config_dir: Path) -> list[SearchedSession]:
+    """The config dir's sessions, from names and sizes only; their last activity is the
+    transcript's mtime until they are described (Claude Code appends, so a transcript's mtime
+    is never before its last record)."""
     found: list[SearchedSession] = []
-    for info in discover(config_dir).sessions:
+    for info in discover(config_dir, metadata=False).sessions:
         transcripts = (info.transcript, *info.subagent_transcripts())
         found.append(
             SearchedSession(
                 session_id=info.id,
                 project=info.project,
                 origin=Origin.LIVE,
-                cwd=info.cwd,
-                title=info.title,
-                last_activity=info.last_activity,
+                cwd=None,
+                title=None,
+                last_activity=datetime.fromtimestamp(info.mtime, UTC),
                 where=str(info.transcript),
                 open_transcripts=partial(_files, transcripts),
+                details=partial(read_metadata, info.transcript),
             )
         )
     return found
