@@ -138,7 +138,7 @@ def search_command(
         identities=identities,
         key_hint=str(identity[0]) if identity else "KEY",
     )
-    result = run_search(request, scanner, prefilter_engine(common.env()))
+    result = run_search(request, scanner, prefilter_engine(common.env()), env=common.env())
     shown = result.hits if limit == 0 else result.hits[:limit]
     if output_format is FormatChoice.json:
         typer.echo(json.dumps(_as_json(result, shown), indent=2, ensure_ascii=False))

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -32,6 +33,8 @@ from scrubber.detection.walk import content_blocks
 from scrubber.redaction.copies import remember, scan_values
 from scrubber.transcript.jsonl import Line, iter_raw_lines, parse_line
 from scrubber.transcript.records import parse_timestamp
+from scrubber.usecases.parts import scan_jobs
+from scrubber.usecases.search_jobs import search_sessions
 from scrubber.usecases.search_pattern import SearchPattern
 from scrubber.usecases.search_places import Piece, SearchScope, record_pieces
 from scrubber.usecases.search_sources import (
@@ -111,9 +114,26 @@ class _Pending:
     timestamp: datetime | None
 
 
-def run_search(request: SearchRequest, scanner: SecretScanner, engine: str) -> SearchResult:
+@dataclass(slots=True)
+class SessionOutcome:
+    """What searching one session gave (it may come from a forked process)."""
+
+    hits: list[SearchHit] = field(default_factory=list)
+    skipped: SkippedSource | None = None
+    bytes_read: int = 0
+    more_lines: int = 0
+
+
+def run_search(
+    request: SearchRequest,
+    scanner: SecretScanner,
+    engine: str,
+    *,
+    env: Mapping[str, str] | None = None,
+) -> SearchResult:
     """Search what the request names; `engine`: the literal-search engine for the values found
-    (detection.registry.prefilter_engine)."""
+    (detection.registry.prefilter_engine); `env` says how many processes may search side by
+    side (`SCRUB_JOBS`, as for audit's parts; one when not given)."""
     result = SearchResult()
     sessions: list[SearchedSession] = []
     if request.live:
@@ -126,17 +146,26 @@ def run_search(request: SearchRequest, scanner: SecretScanner, engine: str) -> S
         found, skipped = archived_sessions(request.archives, request.identities)
         sessions += found
         result.skipped += skipped
-    for session in sessions:
-        if request.project is not None and not session.in_project(request.project):
-            continue
-        if request.since is not None and (
-            session.last_activity is not None and session.last_activity < request.since
-        ):
-            continue
-        result.sessions += 1
-        _search_session(session, request, scanner, engine, result)
+    chosen = [s for s in sessions if _chosen(s, request)]
+    result.sessions = len(chosen)
+    jobs = 1 if env is None else scan_jobs(sum(s.size for s in chosen), env)
+    search = partial(search_session, request=request, scanner=scanner, engine=engine)
+    for outcome in search_sessions(chosen, search, scanner, jobs):
+        result.hits += outcome.hits
+        result.bytes_read += outcome.bytes_read
+        result.more_lines += outcome.more_lines
+        result.sessions_matched += bool(outcome.hits or outcome.more_lines)
+        if outcome.skipped is not None:
+            result.skipped.append(outcome.skipped)
     result.hits.sort(key=_newest_first)
     return result
+
+
+def _chosen(session: SearchedSession, request: SearchRequest) -> bool:
+    if request.project is not None and not session.in_project(request.project):
+        return False
+    last = session.last_activity
+    return request.since is None or last is None or last >= request.since
 
 
 def _newest_first(hit: SearchHit) -> tuple[float, str, str, int]:
@@ -154,25 +183,22 @@ class _Found:
     more_lines: int = 0
 
 
-def _search_session(
-    session: SearchedSession,
-    request: SearchRequest,
-    scanner: SecretScanner,
-    engine: str,
-    result: SearchResult,
-) -> None:
+def search_session(
+    session: SearchedSession, request: SearchRequest, scanner: SecretScanner, engine: str
+) -> SessionOutcome:
+    """Search one session's transcripts, its hits' contexts redacted."""
+    outcome = SessionOutcome()
     found = _Found()
     try:
         with session.open_transcripts() as streams:
             for name, stream in streams:
-                result.bytes_read += _search_stream(name, stream, session, request, scanner, found)
+                outcome.bytes_read += _search_stream(name, stream, session, request, scanner, found)
     except Unreadable as problem:
-        result.skipped.append(SkippedSource(session.where, str(problem)))
+        outcome.skipped = SkippedSource(session.where, str(problem))
     if not found.pending:
-        return
+        return outcome
     session = session.described()
-    result.sessions_matched += 1
-    result.more_lines += found.more_lines
+    outcome.more_lines = found.more_lines
     index = found.known.index(engine)
     scope = session.session_id
     title = _printable(_clean(session.title, scanner, index, scope)) if session.title else None
@@ -184,7 +210,7 @@ def _search_session(
             and item.timestamp < request.since
         ):
             continue
-        result.hits.append(
+        outcome.hits.append(
             SearchHit(
                 session_id=session.session_id,
                 project=session.project,
@@ -199,6 +225,7 @@ def _search_session(
                 resume=resume,
             )
         )
+    return outcome
 
 
 def _holds(stream: BinaryIO, literal: bytes) -> tuple[bool, int]:

@@ -67,6 +67,7 @@ class SearchedSession:
     # What reading the transcript's metadata adds (title, cwd, last activity), when it was
     # not read up front: only sessions with hits pay for it.
     details: Callable[[], TranscriptMetadata] | None = field(default=None, repr=False)
+    size: int = 0  # bytes to read, when known (for how many processes to use)
 
     def in_project(self, project: str) -> bool:
         """`project` names the project folder, part of it, or the working directory (whose
@@ -133,6 +134,7 @@ def live_sessions(config_dir: Path) -> list[SearchedSession]:
                 where=str(info.transcript),
                 open_transcripts=partial(_files, transcripts),
                 details=partial(read_metadata, info.transcript),
+                size=info.size,
             )
         )
     return found
@@ -240,6 +242,7 @@ def _archive_session(entry: ArchiveEntry, identities: Sequence[Identity]) -> Sea
         last_activity=last if last is None or last.tzinfo else last.replace(tzinfo=UTC),
         where=str(entry.path),
         open_transcripts=partial(_archive_context, entry.path, identities),
+        size=entry.sidecar.size if entry.sidecar is not None else 0,
     )
 
 

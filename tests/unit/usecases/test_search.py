@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import random
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -21,10 +22,11 @@ from scrubber.policy.model import Policy
 from scrubber.retention.trash import trash_session
 from scrubber.transcript.sessions import discover
 from scrubber.usecases.archive import archive_sessions, resolve_encryption
-from scrubber.usecases.search import SearchRequest, SearchResult, run_search
+from scrubber.usecases.search import SearchRequest, SearchResult, run_search, search_session
+from scrubber.usecases.search_jobs import search_sessions
 from scrubber.usecases.search_pattern import compile_pattern
 from scrubber.usecases.search_places import SearchScope
-from scrubber.usecases.search_sources import Origin
+from scrubber.usecases.search_sources import Origin, live_sessions
 
 SCANNER = SecretScanner(
     build_detectors(Policy.default()), Fingerprinter(b"search-tests-key-of-32-bytes!!!!")
@@ -184,3 +186,17 @@ def test_the_search_result_never_holds_the_pattern_or_a_value(world: Any) -> Non
     result = _search(config, home, DB_PASSWORD)
     assert DB_PASSWORD not in repr(result) and DB_PASSWORD not in _shown(result)
     assert result.hits
+
+
+def test_two_processes_find_what_one_finds(world: Any, transcript_builder: Any) -> None:
+    config, home, _ = world
+    other = transcript_builder(session_id="5e55a0b1-0000-4000-8000-000000000002")
+    other.prompt(f"deploy again with {TOKEN}")
+    _write(config, other)
+    request = SearchRequest(compile_pattern("deploy", regex=False), config, home)
+    sessions = live_sessions(config)
+    search = partial(search_session, request=request, scanner=SCANNER, engine="auto")
+    one = list(search_sessions(sessions, search, SCANNER, 1))
+    two = list(search_sessions(sessions, search, SCANNER, 2))
+    assert len(sessions) == 2 and one == two
+    assert all(TOKEN not in hit.context for outcome in two for hit in outcome.hits)
