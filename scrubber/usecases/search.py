@@ -150,7 +150,7 @@ def run_search(
     result.sessions = len(chosen)
     jobs = 1 if env is None else scan_jobs(sum(s.size for s in chosen), env)
     search = partial(search_session, request=request, scanner=scanner, engine=engine)
-    for outcome in search_sessions(chosen, search, scanner, jobs):
+    for outcome in search_sessions(chosen, search, jobs):
         result.hits += outcome.hits
         result.bytes_read += outcome.bytes_read
         result.more_lines += outcome.more_lines

@@ -2,8 +2,8 @@
 
 A session with hits is read through the full scanner (usecases/search.py), which is audit's
 speed, not a byte search's: on two cores two processes search about twice the sessions. Each
-process is forked from the one that built the scanner (its compiled databases and
-detect-secrets' import are shared, never pickled) and hands back only the outcomes, which hold
+process is forked from the one that built the scanner (its compiled databases are shared,
+never pickled) and hands back only the outcomes, which hold
 no secret. Results come back in the sessions' order, so one process or several give the same.
 """
 
@@ -13,7 +13,6 @@ import multiprocessing
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
-from scrubber.detection.scan import SecretScanner
 from scrubber.usecases.search_sources import SearchedSession
 
 T = TypeVar("T")
@@ -31,7 +30,6 @@ def _search_one(index: int) -> Any:
 def search_sessions(
     sessions: Sequence[SearchedSession],
     search: Callable[[SearchedSession], T],
-    scanner: SecretScanner,
     jobs: int,
 ) -> Iterator[T]:
     """`search` of each session, in order; with `jobs` > 1 (and more than one session) run by
@@ -41,7 +39,8 @@ def search_sessions(
             yield search(session)
         return
     global _SHARED  # noqa: PLW0603 - read by the forked processes only
-    scanner.prepare()  # detect-secrets imported once, before the fork, for every process
+    # No `scanner.prepare()` first: most sessions hold no hit and never wake a detector, so a
+    # process imports detect-secrets only once it needs it.
     _SHARED = (sessions, search)
     try:
         with multiprocessing.get_context("fork").Pool(min(jobs, len(sessions))) as pool:
