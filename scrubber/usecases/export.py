@@ -150,7 +150,7 @@ def _rendered(
     header = _header(info, scanner, index)
     render = render_html if request.format is ExportFormat.HTML else render_markdown
     # Checked without the closing table: it is made of the placeholders and places of what is
-    # checked, and its rows (`aws-access-key | … | 4acb4ebf`) read to a rule as a labelled value.
+    # checked, and a row (a kind, a place, 8 hex digits) reads to a rule as a labelled value.
     body = render(header, conversation, [])
     if request.format is ExportFormat.HTML:
         # What a browser shows: tags gone, entities decoded (a secret could hide behind `&amp;`).

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 import scrubber.usecases.export as export_module
-from scrubber.demo import fake_github_token, fake_stripe_key
+from scrubber.demo import fake_github_token, fake_password, fake_stripe_key
 from scrubber.detection.fingerprint import Fingerprinter
 from scrubber.detection.registry import build_detectors
 from scrubber.detection.scan import SecretScanner
@@ -31,7 +31,7 @@ AGENT = "a1b2c3d4"
 RNG = random.Random(1818)
 TOKEN = fake_github_token(RNG)
 STRIPE = fake_stripe_key(RNG)
-DB_PASSWORD = "Pg-" + "w8Zt4nQx1c"
+DB_PASSWORD = fake_password(RNG)
 HUGE = "log line\n" * 5000
 
 

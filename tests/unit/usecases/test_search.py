@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from scrubber.archive.keys import generate_identity
-from scrubber.demo import fake_aws_access_key, fake_github_token
+from scrubber.demo import fake_aws_access_key, fake_github_token, fake_password
 from scrubber.detection.fingerprint import Fingerprinter
 from scrubber.detection.registry import build_detectors
 from scrubber.detection.scan import SecretScanner
@@ -36,7 +36,7 @@ RNG = random.Random(18)
 TOKEN = fake_github_token(RNG)
 AWS = fake_aws_access_key(RNG)
 # A value only the .env read says is a secret: its copy in a prompt is found by value.
-DB_PASSWORD = "Sh0p-" + "r7Kq9vLm2x"
+DB_PASSWORD = fake_password(RNG)
 
 
 def _write(config: Path, builder: Any) -> Path:
