@@ -1,12 +1,12 @@
 """`scrub search`: find a phrase in the decoded text of every session (live, trashed, archived)
 and say where it is, without ever showing a secret (issue 18).
 
-Speed: a file is first read as bytes and searched for the pattern's raw literal
-(search_pattern.py); a file without it is done. A file with it is read again line by line: each
-line goes through the secret scanner (as audit does: gates first, so most lines cost a byte
-search), which remembers the file's tool calls and the values it found, and only the lines that
-hold the literal are decoded and searched. An archive cannot be read twice without decrypting
-twice, so its transcripts get the second pass only.
+Speed: a session's files are first read as bytes and searched for the pattern's raw literal
+(search_pattern.py); a session without it is done. One with it is read again line by line, all
+its files: each line goes through the secret scanner (as audit does: gates first, so most lines
+cost a byte search), which remembers the file's tool calls and the values it found, and only
+the lines that hold the literal are decoded and searched. An archive cannot be read twice
+without decrypting twice, so its transcripts get the second pass only.
 
 Safety: a hit's context is cut from its string with the secrets the scanner found there
 replaced by their placeholders, then every copy of a value found anywhere in the session
@@ -30,6 +30,7 @@ from scrubber.detection.known_values import KnownValues, ValueIndex
 from scrubber.detection.placeholder import PLACEHOLDER_RE, make_placeholder
 from scrubber.detection.scan import FoundSecret, SecretScanner
 from scrubber.detection.walk import content_blocks
+from scrubber.paths import open_regular
 from scrubber.redaction.copies import remember, scan_values
 from scrubber.transcript.jsonl import Line, iter_raw_lines, parse_line
 from scrubber.transcript.records import parse_timestamp
@@ -189,6 +190,14 @@ def search_session(
     """Search one session's transcripts, its hits' contexts redacted."""
     outcome = SessionOutcome()
     found = _Found()
+    literal = request.pattern.literal
+    if literal is not None and session.files:
+        # A session without the literal is done in a byte search. One with it is read whole,
+        # every file of it: a value found in one (a subagent's read of .env) is redacted in the
+        # contexts of the others.
+        holds, outcome.bytes_read = _any_holds(session.files, literal)
+        if not holds:
+            return outcome
     try:
         with session.open_transcripts() as streams:
             for name, stream in streams:
@@ -241,6 +250,22 @@ def _holds(stream: BinaryIO, literal: bytes) -> tuple[bool, int]:
     return False, read
 
 
+def _any_holds(paths: Sequence[Path], literal: bytes) -> tuple[bool, int]:
+    """Whether any of the files holds `literal`, and how many bytes that took to know."""
+    read = 0
+    for path in paths:
+        try:
+            stream = open_regular(path, follow=False)
+        except OSError:
+            continue
+        with stream:
+            holds, size = _holds(stream, literal)
+        read += size
+        if holds:
+            return True, read
+    return False, read
+
+
 class _Calls:
     """The tool calls a file made (the most recent ones): id -> (tool name, target), for the
     labels of their outputs."""
@@ -275,11 +300,6 @@ def _search_stream(
 ) -> int:
     pattern = request.pattern
     read = 0
-    if pattern.literal is not None and stream.seekable():
-        holds, read = _holds(stream, pattern.literal)
-        if not holds:
-            return read
-        stream.seek(0)
     file_scan = scanner.new_file_scan()
     calls = _Calls()
     scope = session.session_id

@@ -68,6 +68,7 @@ class SearchedSession:
     # not read up front: only sessions with hits pay for it.
     details: Callable[[], TranscriptMetadata] | None = field(default=None, repr=False)
     size: int = 0  # bytes to read, when known (for how many processes to use)
+    files: tuple[Path, ...] = ()  # the transcripts, when they are files (not in an archive)
 
     def in_project(self, project: str) -> bool:
         """`project` names the project folder, part of it, or the working directory (whose
@@ -135,6 +136,7 @@ def live_sessions(config_dir: Path) -> list[SearchedSession]:
                 open_transcripts=partial(_files, transcripts),
                 details=partial(read_metadata, info.transcript),
                 size=info.size,
+                files=transcripts,
             )
         )
     return found
@@ -159,6 +161,7 @@ def trashed_sessions(home: Path) -> tuple[list[SearchedSession], list[SkippedSou
                 last_activity=manifest.last_activity,
                 where=str(slot),
                 open_transcripts=partial(_files, transcripts),
+                files=transcripts,
             )
         )
     skipped = [SkippedSource(str(slot), reason) for slot, reason in listing.problems]

@@ -200,3 +200,17 @@ def test_two_processes_find_what_one_finds(world: Any, transcript_builder: Any) 
     two = list(search_sessions(sessions, search, 2))
     assert len(sessions) == 2 and one == two
     assert all(TOKEN not in hit.context for outcome in two for hit in outcome.hits)
+
+
+def test_a_value_a_subagent_found_is_redacted_in_the_main_transcript(
+    tmp_path: Path, transcript_builder: Any
+) -> None:
+    config = tmp_path / ".claude"
+    main = transcript_builder(session_id="5e55a0b1-0000-4000-8000-000000000003")
+    main.prompt(f"connect with {DB_PASSWORD} please")
+    path = _write(config, main)
+    agent = transcript_builder(session_id=main.session_id)
+    agent.read("/home/u/work/app/.env", f"DB_PASSWORD={DB_PASSWORD}")
+    agent.write(path.parent / main.session_id / "subagents" / "agent-a1.jsonl")
+    (hit,) = _search(config, tmp_path / "home", "connect with").hits
+    assert DB_PASSWORD not in hit.context and "[REDACTED:dotenv-value:" in hit.context
