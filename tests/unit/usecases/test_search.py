@@ -214,3 +214,23 @@ def test_a_value_a_subagent_found_is_redacted_in_the_main_transcript(
     agent.write(path.parent / main.session_id / "subagents" / "agent-a1.jsonl")
     (hit,) = _search(config, tmp_path / "home", "connect with").hits
     assert DB_PASSWORD not in hit.context and "[REDACTED:dotenv-value:" in hit.context
+
+
+def test_a_damaged_archive_is_listed_as_skipped(world: Any) -> None:
+    config, home, _ = world
+    (session,) = discover(config).sessions
+    identity = generate_identity()
+    policy = Policy.default()
+    encryption = resolve_encryption(policy, recipients=[identity.recipient().encode()])
+    now = datetime(2026, 4, 1, tzinfo=UTC)
+    (outcome,) = archive_sessions(
+        [session], policy=policy, home=home, encryption=encryption, now=now
+    )
+    assert outcome.written is not None
+    archive = outcome.written.entry.path
+    data = archive.read_bytes()
+    archive.write_bytes(data[: len(data) // 2])  # cut in the middle of the payload
+    archives = policy.archive.destination_in(home)
+    result = _search(config, home, "db login", live=False, archives=archives, identities=[identity])
+    assert result.hits == []
+    assert [s.reason.split(" (")[0] for s in result.skipped] == ["damaged or not an archive"]
