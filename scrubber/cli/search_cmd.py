@@ -49,7 +49,9 @@ WhereOption = Annotated[
 ]
 ProjectOption = Annotated[
     str | None,
-    typer.Option("--project", help="Only sessions whose project folder holds P, or cwd P."),
+    typer.Option(
+        "--project", metavar="P", help="Only sessions whose project folder holds P, or cwd P."
+    ),
 ]
 SinceOption = Annotated[
     str | None, typer.Option("--since", metavar="D", help=f"Only since then: {DURATION_HELP}.")
@@ -72,7 +74,7 @@ DirectoryOption = Annotated[
 ]
 TrashOption = Annotated[bool, typer.Option("--trash", help="Also search scrubber's trash.")]
 LimitOption = Annotated[
-    int, typer.Option("--limit", help="Show at most N hits, newest first (0: all).")
+    int, typer.Option("--limit", metavar="N", help="Show at most N hits, newest first (0: all).")
 ]
 OutputFormatOption = Annotated[FormatChoice, typer.Option("--format", help="text or json.")]
 
