@@ -1,13 +1,14 @@
 """`scrub search` against `grep -r` on a generated config directory: time for a literal (a
 ratio, same run, interleaved rounds) and recall of phrases holding quotes and line breaks.
 
-    python bench/bench_search.py                      # 300 sessions + 30 x 10 MB transcripts
-    python bench/bench_search.py --large 0 --rounds 1 # quick: the 300 small sessions only
+    python bench/bench_search.py                      # the 300-session scenario (fleet_gen.py)
+    python bench/bench_search.py --fleet-gen PATH     # another checkout's fleet_gen.py
+    python bench/bench_search.py --demo --large 0     # quick: 300 small demo sessions only
 
-The config directory: `scrubber.demo.build_demo_config(sessions=300)` (the 300-session
-scenario's generator, bench/fleet_gen.py, was not there yet when this was written), plus
-`--large` transcripts of `--large-mb` MB each from `write_large_transcript` (seeded) so that the
-bytes searched are those of a heavy user's folder. Planted: `--phrases` prompts holding a quote
+The config directory: the 300-session, 300 MB scenario of `bench/fleet_gen.py` (`write_fleet`,
+its default seed) when that file is there (or named with --fleet-gen); else, or with --demo,
+`scrubber.demo.build_demo_config(sessions=300)` plus `--large` transcripts of `--large-mb` MB
+each from `write_large_transcript` (seeded), so that the bytes searched are a heavy user's. Planted: `--phrases` prompts holding a quote
 (`he said "ship it"`) and as many holding a line break, each in its own session, and a rare
 marker word in 3 sessions. Both tools are run as real processes, best wall time of `--rounds`:
 
@@ -22,6 +23,7 @@ marker word in 3 sessions. Both tools are run as real processes, best wall time 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import random
@@ -31,6 +33,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from scrubber.demo import build_demo_config, write_large_transcript
 
@@ -59,18 +62,36 @@ def _prompt_line(session_id: str, text: str, stamp: str) -> bytes:
     return json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
 
 
-def build(root: Path, large: int, large_mb: int, phrases: int) -> tuple[Path, dict[str, str]]:
-    """The config dir, and the session id holding each planted phrase."""
-    config = build_demo_config(root, sessions=300, seed=18)
+def _fleet_writer(path: Path) -> Any:
+    """`write_fleet` from a fleet_gen.py file, or None when there is none."""
+    if not path.is_file():
+        return None
+    spec = importlib.util.spec_from_file_location("fleet_gen", path)
+    if spec is None or spec.loader is None:
+        return None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.write_fleet
+
+
+def build(root: Path, args: argparse.Namespace) -> tuple[Path, dict[str, str], str]:
+    """The config dir, the session id holding each planted phrase, and what made the dir."""
+    write_fleet = None if args.demo else _fleet_writer(args.fleet_gen)
+    if write_fleet is not None:
+        config = root / ".claude"
+        write_fleet(config)
+        made = f"write_fleet() of {args.fleet_gen.name} (300 sessions, 300 MB, its seed)"
+    else:
+        config = build_demo_config(root, sessions=300, seed=18)
+        folder = config / "projects" / "-home-demo-work-bench"
+        folder.mkdir(exist_ok=True)
+        for i in range(args.large):
+            target = folder / f"1a26e000-0000-4000-8000-{i:012d}.jsonl"
+            write_large_transcript(target, args.large_mb * 10**6, seed=i)
+        made = f"demo: 300 sessions + {args.large} x {args.large_mb} MB transcripts"
     transcripts = sorted((config / "projects").glob("*/*.jsonl"))
-    folder = config / "projects" / "-home-demo-work-bench"
-    folder.mkdir(exist_ok=True)
-    for i in range(large):
-        write_large_transcript(
-            folder / f"1a26e000-0000-4000-8000-{i:012d}.jsonl", large_mb * 10**6, seed=i
-        )
     rng = random.Random(18)
-    quoted, broken = _phrases(phrases, rng)
+    quoted, broken = _phrases(args.phrases, rng)
     where: dict[str, str] = {}
     chosen = rng.sample(transcripts, len(quoted) + len(broken) + 3)
     for phrase, path in zip([*quoted, *broken], chosen, strict=False):
@@ -82,7 +103,7 @@ def build(root: Path, large: int, large_mb: int, phrases: int) -> tuple[Path, di
             out.write(
                 _prompt_line(path.stem, f"look at {MARKER} first", "2026-03-21T10:00:00.000Z")
             )
-    return config, where
+    return config, where, made
 
 
 def _env(config: Path, home: Path) -> dict[str, str]:
@@ -147,21 +168,23 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--large", type=int, default=30, help="large transcripts to add")
+    parser.add_argument("--fleet-gen", type=Path, default=ROOT / "bench" / "fleet_gen.py")
+    parser.add_argument("--demo", action="store_true", help="the demo generator, not fleet_gen")
+    parser.add_argument("--large", type=int, default=30, help="demo: large transcripts to add")
     parser.add_argument("--large-mb", type=int, default=10)
     parser.add_argument("--phrases", type=int, default=10, help="phrases of each kind")
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="scrub-bench-search-"))
     try:
-        config, where = build(work, args.large, args.large_mb, args.phrases)
+        config, where, made = build(work, args)
         size = sum(p.stat().st_size for p in (config / "projects").rglob("*") if p.is_file())
         sessions = len(list((config / "projects").glob("*/*.jsonl")))
         env = _env(config, work / "home")
         subprocess.run(
             _scrub("warm-up-the-prefilter-cache"), env=env, capture_output=True, check=False
         )
-        print(f"config dir: {sessions} sessions, {size / 1e6:.1f} MB under projects/")
+        print(f"config dir ({made}): {sessions} transcripts, {size / 1e6:.1f} MB under projects/")
         print(f"load average before: {os.getloadavg()[0]:.1f}")
         for name, literal in (("rare literal", MARKER), ("common literal", "password")):
             result = compare(config, env, literal, args.rounds)
