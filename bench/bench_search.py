@@ -70,6 +70,7 @@ def _fleet_writer(path: Path) -> Any:
     if spec is None or spec.loader is None:
         return None
     module = importlib.util.module_from_spec(spec)
+    sys.modules["fleet_gen"] = module  # its dataclasses look their module up while it loads
     spec.loader.exec_module(module)
     return module.write_fleet
 
