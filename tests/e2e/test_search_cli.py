@@ -28,6 +28,8 @@ def _pieces(value: str, size: int = 12) -> list[str]:
     return [value] + [value[i : i + size] for i in range(start, len(value) - size + 1, 3)]
 
 
+pytestmark = pytest.mark.slow  # real processes
+
 NEEDLES = [p for s in demo_manifest().secrets for n in s.needles() for p in _pieces(n)]
 SHOP = "e3e70682-c209-4cac-a29f-6fbed82c07cd"
 

@@ -37,7 +37,7 @@ FAILING_PAGE = (
     "</html>"
 )
 
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason=INSTALL_CHROMIUM)
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(CHROMIUM is None, reason=INSTALL_CHROMIUM)]
 
 
 @dataclass(frozen=True)
