@@ -54,9 +54,11 @@ _BLOCK = 1 << 22
 _KEPT = 400
 _SHOWN = 70
 _LABEL_MAX = 80
+# Tool calls remembered per file for the labels of their outputs (a result follows its call
+# closely; memory must not grow with the file), as detection/walk.py does.
+_MAX_CALLS = 8192
 # Hits worked out per session (further lines holding the literal are only counted): a common
 # word must not make the search decode, scan and hold thousands of contexts.
-_MAX_CALLS = 8192
 PER_SESSION = 20
 
 
