@@ -29,6 +29,8 @@ COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     "archives_cmd": ("archives",),
     "retention_cmd": ("retention",),
     "sessions_cmd": ("sessions",),
+    "search_cmd": ("search",),
+    "export_cmd": ("export",),
     "pins_cmd": ("pin", "unpin", "pins"),
     "undelete_cmd": ("undelete",),
     "install_cmd": ("install", "uninstall"),

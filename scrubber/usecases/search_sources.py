@@ -1,0 +1,280 @@
+"""Where `scrub search` reads sessions from: the config directory, scrubber's trash, and the
+encrypted archives (decrypted in memory, never written anywhere in clear).
+
+Each source is a `SearchedSession`: what is known of it before its transcripts are read (id,
+project, title, last activity), how to resume it, and its transcript files as line streams,
+the main transcript first, then its subagents'. An archive is one stream from the age file
+through gzip and the tar reader (which caps every header: anyone can write an archive to our
+public recipient); only chunks that authenticated come out of the decryption.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import os
+import re
+import zlib
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from enum import StrEnum
+from functools import partial
+from pathlib import Path
+from typing import BinaryIO, cast
+
+from scrubber.archive.age import MAGIC, DecryptingReader, Identity, NoIdentityMatchedError
+from scrubber.archive.bundle import MANIFEST_NAME
+from scrubber.archive.layout import ArchiveEntry, key_needed, list_archives
+from scrubber.archive.manifest import MAX_MANIFEST_SIZE, Manifest
+from scrubber.archive.tar_reader import TarReader
+from scrubber.errors import ScrubberError
+from scrubber.paths import open_regular
+from scrubber.retention.trash import list_trash
+from scrubber.transcript.jsonl import IO_BUFFER
+from scrubber.transcript.metadata import TranscriptMetadata, read_metadata
+from scrubber.transcript.sessions import discover
+
+_NOT_ALNUM = re.compile(r"[^A-Za-z0-9]")
+# A transcript's name as the searcher reports it, and its bytes.
+TranscriptStream = tuple[str, BinaryIO]
+
+
+class Origin(StrEnum):
+    LIVE = "live"
+    ARCHIVE = "archive"
+    TRASH = "trash"
+
+
+class Unreadable(Exception):
+    """A source that cannot be read (a key that does not open it, a damaged archive): the
+    search lists it as skipped and goes on. The message never holds content."""
+
+
+@dataclass(frozen=True, slots=True)
+class SearchedSession:
+    session_id: str
+    project: str
+    origin: Origin
+    cwd: str | None
+    title: str | None = field(repr=False)  # may hold a secret: redacted before display
+    last_activity: datetime | None
+    where: str  # the archive file or trash folder; the transcript for a live session
+    open_transcripts: Callable[[], AbstractContextManager[Iterator[TranscriptStream]]] = field(
+        repr=False
+    )
+    # What reading the transcript's metadata adds (title, cwd, last activity), when it was
+    # not read up front: only sessions with hits pay for it.
+    details: Callable[[], TranscriptMetadata] | None = field(default=None, repr=False)
+    size: int = 0  # bytes to read, when known (for how many processes to use)
+    files: tuple[Path, ...] = ()  # the transcripts, when they are files (not in an archive)
+
+    def in_project(self, project: str) -> bool:
+        """`project` names the project folder, part of it, or the working directory (whose
+        folder name Claude Code makes by turning every other character into `-`)."""
+        folder_form = _NOT_ALNUM.sub("-", project)
+        return project in self.project or folder_form in self.project or project == self.cwd
+
+    def described(self) -> SearchedSession:
+        if self.details is None:
+            return self
+        meta = self.details()
+        return replace(
+            self,
+            title=meta.title,
+            cwd=meta.cwd,
+            last_activity=meta.last_timestamp or self.last_activity,
+            details=None,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class SkippedSource:
+    where: str
+    reason: str
+
+
+def _subagent_files(folder: Path) -> list[Path]:
+    try:
+        names = sorted(e.name for e in os.scandir(folder) if e.is_file(follow_symlinks=False))
+    except OSError:
+        return []
+    return [folder / name for name in names if name.endswith(".jsonl")]
+
+
+def _files_stream(paths: Sequence[Path]) -> Iterator[TranscriptStream]:
+    for path in paths:
+        try:
+            stream = open_regular(path, follow=False)
+        except OSError:
+            continue  # vanished or not a regular file since it was listed
+        with stream:
+            yield path.name, stream
+
+
+def _files(paths: Sequence[Path]) -> AbstractContextManager[Iterator[TranscriptStream]]:
+    return nullcontext(_files_stream(paths))
+
+
+def live_sessions(config_dir: Path) -> list[SearchedSession]:
+    """The config dir's sessions, from names and sizes only; their last activity is the
+    transcript's mtime until they are described (Claude Code appends, so a transcript's mtime
+    is never before its last record)."""
+    found: list[SearchedSession] = []
+    for info in discover(config_dir, metadata=False).sessions:
+        transcripts = (info.transcript, *info.subagent_transcripts())
+        found.append(
+            SearchedSession(
+                session_id=info.id,
+                project=info.project,
+                origin=Origin.LIVE,
+                cwd=None,
+                title=None,
+                last_activity=datetime.fromtimestamp(info.mtime, UTC),
+                where=str(info.transcript),
+                open_transcripts=partial(_files, transcripts),
+                details=partial(read_metadata, info.transcript),
+                size=info.size,
+                files=transcripts,
+            )
+        )
+    return found
+
+
+def trashed_sessions(home: Path) -> tuple[list[SearchedSession], list[SkippedSource]]:
+    listing = list_trash(home)
+    found: list[SearchedSession] = []
+    for slot, manifest in listing.complete:
+        base = slot / "projects" / manifest.project
+        transcripts = (
+            base / f"{manifest.session_id}.jsonl",
+            *_subagent_files(base / manifest.session_id / "subagents"),
+        )
+        found.append(
+            SearchedSession(
+                session_id=manifest.session_id,
+                project=manifest.project,
+                origin=Origin.TRASH,
+                cwd=manifest.cwd,
+                title=manifest.title or manifest.custom_title,
+                last_activity=manifest.last_activity,
+                where=str(slot),
+                open_transcripts=partial(_files, transcripts),
+                files=transcripts,
+            )
+        )
+    skipped = [SkippedSource(str(slot), reason) for slot, reason in listing.problems]
+    skipped += [
+        SkippedSource(str(slot), "a trash entry still being moved: left alone")
+        for slot, _ in listing.incomplete
+    ]
+    return found, skipped
+
+
+class _MemberReader(io.RawIOBase):
+    """The current tar member's data as a raw stream, for a buffered line reader."""
+
+    def __init__(self, tar: TarReader) -> None:
+        self._tar = tar
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: memoryview) -> int:  # type: ignore[override]
+        data = self._tar.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
+
+
+def _is_transcript_member(name: str, manifest: Manifest) -> bool:
+    facts = manifest.session
+    if name == facts.transcript:
+        return True
+    side = f"projects/{facts.project}/{facts.session_id}/subagents/"
+    return name.startswith(side) and name.endswith(".jsonl") and "/" not in name[len(side) :]
+
+
+def _archive_streams(path: Path, identities: Sequence[Identity]) -> Iterator[TranscriptStream]:
+    try:
+        with path.open("rb") as handle:
+            raw = cast(BinaryIO, handle)
+            source: BinaryIO = raw
+            encrypted = raw.read(len(MAGIC)) == MAGIC
+            raw.seek(0)
+            if encrypted:
+                source = cast(BinaryIO, DecryptingReader(raw, identities))
+            with gzip.GzipFile(fileobj=source, mode="rb") as unzipped:
+                tar = TarReader(cast(BinaryIO, unzipped))
+                first = tar.next()
+                if first is None or first.name != MANIFEST_NAME or first.size > MAX_MANIFEST_SIZE:
+                    raise Unreadable(f"does not start with a {MANIFEST_NAME} scrubber wrote")
+                manifest = Manifest.from_bytes(tar.read(first.size))
+                while (member := tar.next()) is not None:
+                    if member.is_dir or not _is_transcript_member(member.name, manifest):
+                        continue
+                    reader = io.BufferedReader(_MemberReader(tar), IO_BUFFER)
+                    yield member.name.rsplit("/", 1)[-1], cast(BinaryIO, reader)
+    except NoIdentityMatchedError:
+        raise Unreadable("the key given does not open it") from None
+    except ScrubberError as error:
+        raise Unreadable(f"damaged or not an archive ({error.message})") from None
+    except (gzip.BadGzipFile, EOFError, zlib.error):
+        raise Unreadable("its payload is not a readable gzip tar stream") from None
+    except OSError as error:
+        raise Unreadable(f"cannot read it ({error.strerror or type(error).__name__})") from None
+
+
+def _archive_context(
+    path: Path, identities: Sequence[Identity]
+) -> AbstractContextManager[Iterator[TranscriptStream]]:
+    return nullcontext(_archive_streams(path, identities))
+
+
+def _archive_session(entry: ArchiveEntry, identities: Sequence[Identity]) -> SearchedSession:
+    clear = entry.sidecar.manifest if entry.sidecar is not None else {}
+    title = clear.get("title")
+    cwd = clear.get("cwd")
+    last = entry.last_timestamp
+    return SearchedSession(
+        session_id=entry.session_id,
+        project=entry.project,
+        origin=Origin.ARCHIVE,
+        cwd=cwd if isinstance(cwd, str) else None,
+        title=title if isinstance(title, str) else None,
+        last_activity=last if last is None or last.tzinfo else last.replace(tzinfo=UTC),
+        where=str(entry.path),
+        open_transcripts=partial(_archive_context, entry.path, identities),
+        size=entry.sidecar.size if entry.sidecar is not None else 0,
+    )
+
+
+def archived_sessions(
+    root: Path, identities: Sequence[Identity]
+) -> tuple[list[SearchedSession], list[SkippedSource]]:
+    """Each session's newest archive that the identities can open (older versions of a
+    session are earlier states of the same conversation); archives none of them opens are
+    skipped, naming the key they need."""
+    from scrubber.archive.verify import opens_with
+
+    by_session: dict[tuple[str, str], list[ArchiveEntry]] = {}
+    skipped: list[SkippedSource] = []
+    for entry in list_archives(root):
+        if entry.problem is not None and not entry.path.is_file():
+            skipped.append(SkippedSource(str(entry.path), entry.problem))
+            continue
+        by_session.setdefault((entry.project, entry.session_id), []).append(entry)
+    found: list[SearchedSession] = []
+    for entries in by_session.values():
+        newest_first = list(reversed(entries))
+        opened = next((e for e in newest_first if opens_with(e.path, identities)), None)
+        if opened is None:
+            newest = newest_first[0]
+            skipped.append(
+                SkippedSource(
+                    str(newest.path), f"the key given does not open it; needs {key_needed(newest)}"
+                )
+            )
+            continue
+        found.append(_archive_session(opened, identities))
+    return found, skipped
