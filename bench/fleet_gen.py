@@ -247,6 +247,34 @@ def write_fleet(
     }
 
 
+def append_to_sessions(
+    root: Path,
+    *,
+    sessions: int = 10,
+    kb: float = 20,
+    seed: int = FLEET_SEED + 1,
+    findings_per_mb: float = 60,
+) -> list[str]:
+    """Append about `kb` KB of new turns (at the same density of fake secrets) to `sessions`
+    transcripts of the fleet at `root`, picked by the seed, as Claude Code appends to a session
+    that is resumed: new records chained to the last one. Returns their relative paths."""
+    rng = random.Random(seed)  # reproducible fake data, not cryptography
+    transcripts = sorted(p for p in (root / "projects").glob("*/*.jsonl"))
+    picked = rng.sample(transcripts, min(sessions, len(transcripts)))
+    pools = _Pools(rng)
+    density = _Density.of(rng, findings_per_mb)
+    for path in picked:
+        last = json.loads(path.read_bytes().rstrip(b"\n").rsplit(b"\n", 1)[-1])
+        first = json.loads(path.open("rb").readline())
+        cwd = first.get("cwd") or f"{DEMO_HOME}/work"
+        s = SessionWriter(rng, str(first.get("sessionId") or path.stem), cwd, DEFAULT_START)
+        s.last = last.get("uuid")
+        script = _Script(rng, pools, s, first_turn=rng.randrange(len(_SECRET_ROTATION)))
+        with path.open("ab") as out:
+            _fill(out, script, int(kb * 1000), density, {})
+    return [str(p.relative_to(root)) for p in picked]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("root", type=Path, help="the config dir to fill (empty or absent)")

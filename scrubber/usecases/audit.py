@@ -34,6 +34,7 @@ from scrubber.usecases.audit_resume import (
     merged_audit,
     plan_scans,
     recovered_values,
+    with_title,
 )
 from scrubber.usecases.audit_scan import ScannedFile, scan_file
 from scrubber.usecases.audit_targets import (
@@ -101,6 +102,7 @@ def _requested_targets(request: AuditRequest) -> list[ScanTarget]:
         session=request.session,
         project=request.project,
         include_side_files=request.policy.detection.scan_side_files,
+        titles=not request.remember,
     )
     if (request.session or request.project) and not targets:
         wanted = (
@@ -182,8 +184,11 @@ def _find_copies(
         result.findings = [
             f for f in result.findings if not f.by_value or (history and f.session_id not in dirty)
         ]
-        if item.target.title and item.verdict is Verdict.FRESH:
-            result.title = scanner.redact_text(item.target.title)
+        if item.verdict is Verdict.FRESH and item.target.is_transcript:
+            if item.target.title_pending:
+                item.target = with_title(item.target)
+            if item.target.title:
+                result.title = scanner.redact_text(item.target.title)
         looked_at.append(result)
     add_copies(looked_at, known, env, processes=parts.worker_processes(env))
 

@@ -22,6 +22,7 @@ from scrubber.detection.known_values import KnownValues, ValueInfo, propagates
 from scrubber.detection.scan import SecretScanner
 from scrubber.redaction.copies import FoundValue, scope_of
 from scrubber.transcript.jsonl import RawLine, iter_raw_lines, json_loads_for_strings, parse_line
+from scrubber.transcript.metadata import read_metadata
 from scrubber.usecases.audit_report import FINGERPRINT_SHOWN, FileAudit, ScanTarget
 from scrubber.usecases.audit_scan import Resume, ScannedFile
 from scrubber.usecases.scan_cache import (
@@ -71,8 +72,20 @@ def plan_scans(
             assert cached is not None  # noqa: S101 - an append is of a cached file
             resume = _resume(target, cached, scanner)
             state = Verdict.APPENDED if resume is not None else Verdict.CHANGED
-        planned.append(Planned(target, group, shard, st.st_size, state, cached, resume))
+        named = (
+            with_title(target) if target.title_pending and state is not Verdict.FRESH else target
+        )
+        planned.append(Planned(named, group, shard, st.st_size, state, cached, resume))
     return planned
+
+
+def with_title(target: ScanTarget) -> ScanTarget:
+    """The target with its transcript's title read (None when it has none or is unreadable:
+    the scan then says why)."""
+    title = None
+    with contextlib.suppress(OSError):
+        title = read_metadata(target.path).title
+    return replace(target, title=title, title_pending=False)
 
 
 def _key(target: ScanTarget) -> str:
@@ -122,6 +135,8 @@ def merged_audit(item: Planned, scanned: ScannedFile | None, scanner: SecretScan
 
 
 def _cached_title(target: ScanTarget, cached: CachedFile, scanner: SecretScanner) -> str | None:
+    if target.title_pending:
+        return cached.title  # the transcript did not change: neither did its title
     if not target.title:
         return None
     if cached.title_digest == keyed_digest(target.title.encode(), scanner):
@@ -158,7 +173,7 @@ def _title_changed(item: Planned, scanner: SecretScanner) -> bool:
     """Whether a fresh transcript's title is not the one cached (its redaction may need the
     session's values)."""
     cached = item.cached
-    if not item.target.title or cached is None:
+    if not item.target.title or cached is None or item.target.title_pending:
         return False
     return cached.title_digest != keyed_digest(item.target.title.encode(), scanner)
 
@@ -293,11 +308,14 @@ def cache_entry(
     """What the cache keeps of a file after this audit (None: nothing, it could not be read)."""
     if result.error:
         return None
-    title_digest = keyed_digest(item.target.title.encode(), scanner) if item.target.title else None
+    target = item.target
+    title_digest = keyed_digest(target.title.encode(), scanner) if target.title else None
     if scanned is None:
         cached = item.cached
         assert cached is not None  # noqa: S101 - only fresh files are not scanned
         state, calls = cached.state, cached.calls
+        if target.title_pending:
+            title_digest = cached.title_digest
     else:
         if scanned.stat is None:
             return None

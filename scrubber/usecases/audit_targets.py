@@ -21,9 +21,14 @@ def targets_in_config(
     session: str | None = None,
     project: str | None = None,
     include_side_files: bool = True,
+    titles: bool = True,
 ) -> list[ScanTarget]:
-    """Every session (and its side files) and the global side files under a config dir."""
-    discovery = session_discovery.discover(config)
+    """Every session (and its side files) and the global side files under a config dir.
+    `titles=False` leaves the transcripts' titles to be read when they are scanned (the
+    scan cache has the titles of those it answers for: reading every transcript's metadata
+    cost more than the rest of an audit that changed nothing)."""
+    titles = titles or session is not None or project is not None  # they match on metadata
+    discovery = session_discovery.discover(config, metadata=titles)
     wanted = (
         session_discovery.find_session(config, session, discovery=discovery).id if session else None
     )
@@ -34,7 +39,15 @@ def targets_in_config(
         if project and project not in info.project and project != str(info.cwd or ""):
             continue
         targets.append(
-            ScanTarget(info.transcript, True, info.id, info.project, info.title, "transcript")
+            ScanTarget(
+                info.transcript,
+                True,
+                info.id,
+                info.project,
+                info.title,
+                "transcript",
+                title_pending=not titles,
+            )
         )
         if include_side_files:
             targets.extend(_side_targets(info))
