@@ -23,7 +23,7 @@ from scrubber.errors import UsageError
 from scrubber.policy.model import Policy
 from scrubber.redaction.copies import FoundValue, remember
 from scrubber.usecases import parts
-from scrubber.usecases.audit_copies import add_copies
+from scrubber.usecases.audit_copies import POOL_MIN_BYTES, add_copies
 from scrubber.usecases.audit_pool import ScanJob, scan_files
 from scrubber.usecases.audit_report import AuditReport, FileAudit, ScanTarget
 from scrubber.usecases.audit_resume import (
@@ -119,6 +119,7 @@ def audit(
     progress: Progress | None = None,
     env: Mapping[str, str] | None = None,
     cache: ScanCache | None = None,
+    pool_min_bytes: int = POOL_MIN_BYTES,
 ) -> AuditReport:
     """Every target scanned (in parallel over files: audit_pool.py), then the copies of what
     was found (see audit_copies.py): a value found in one file of a session is a finding
@@ -127,8 +128,9 @@ def audit(
     (audit_resume.py); the report is the one a full scan makes."""
     planned = plan_scans(list(targets), cache, scanner)
     jobs = [ScanJob(p.target, p.size, p.resume) for p in planned if p.verdict is not Verdict.FRESH]
-    if progress:
-        progress(sum(p.size for p in planned if p.verdict is Verdict.FRESH))
+    answered = sum(p.size for p in planned if p.verdict is Verdict.FRESH)
+    if progress and answered:
+        progress(answered)
     done = iter(
         scan_files(
             jobs,
@@ -136,13 +138,14 @@ def audit(
             processes=parts.worker_processes(env),
             progress=progress,
             for_cache=cache is not None,
+            pool_min_bytes=pool_min_bytes,
         )
     )
     scans = [None if p.verdict is Verdict.FRESH else next(done) for p in planned]
     files = [merged_audit(p, s, scanner) for p, s in zip(planned, scans, strict=True)]
     dirty = dirty_groups(planned, cache, scanner)
     if dirty:
-        _find_copies(planned, scans, files, dirty, scanner, env)
+        _find_copies(planned, scans, files, dirty, scanner, env, pool_min_bytes)
     if cache is not None:
         _store(cache, planned, files, scans, dirty, scanner)
     # Modes matter for what Claude Code wrote: transcripts (JSONL), not every file named.
@@ -158,6 +161,7 @@ def _find_copies(
     dirty: set[str],
     scanner: SecretScanner,
     env: Mapping[str, str] | None,
+    pool_min_bytes: int,
 ) -> None:
     """The findings by value in the sessions that are looked at again (all, without a cache):
     their values (found now, or read back where the cache says they are), then their copies.
@@ -190,7 +194,8 @@ def _find_copies(
             if item.target.title:
                 result.title = scanner.redact_text(item.target.title)
         looked_at.append(result)
-    add_copies(looked_at, known, env, processes=parts.worker_processes(env))
+    processes = parts.worker_processes(env)
+    add_copies(looked_at, known, env, processes=processes, pool_min_bytes=pool_min_bytes)
 
 
 def _values_of(

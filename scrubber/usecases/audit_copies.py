@@ -71,9 +71,10 @@ def add_copies(
     env: Mapping[str, str] | None = None,
     *,
     processes: int = 1,
+    pool_min_bytes: int = POOL_MIN_BYTES,
 ) -> None:
     """Add to each file's findings the copies of `known` values no detector found there;
-    `processes` forked processes search the files (when they are worth a pool)."""
+    `processes` forked processes search the files when there are `pool_min_bytes` of them."""
     if not len(known):
         return
     index = known.index(prefilter_engine(env))
@@ -88,7 +89,8 @@ def add_copies(
         if audit_result.error or (not history and scope not in scopes):
             continue
         todo.append(audit_result)
-    for audit_result, new in _copies_in(todo, index, processes):
+    pooled = processes if sum(f.size for f in todo) >= pool_min_bytes else 1
+    for audit_result, new in _copies_in(todo, index, pooled):
         if isinstance(new, str):
             audit_result.error = new
         elif new:
@@ -100,7 +102,7 @@ def _copies_in(
     files: list[FileAudit], index: ValueIndex, processes: int
 ) -> Iterator[tuple[FileAudit, list[Finding] | str]]:
     """Each file's copies (or why it could not be read), in the files' order."""
-    if processes > 1 and len(files) > 1 and sum(f.size for f in files) >= POOL_MIN_BYTES:
+    if processes > 1 and len(files) > 1:
         context = multiprocessing.get_context("fork")
         with context.Pool(processes, _start, (files, index)) as pool:
             for i, new in pool.imap(_copies_of_one, range(len(files)), chunksize=4):

@@ -113,7 +113,7 @@ def merged_audit(item: Planned, scanned: ScannedFile | None, scanner: SecretScan
         cached = item.cached
         assert cached is not None  # noqa: S101 - only fresh files are not scanned
         result = FileAudit(item.target, size=cached.state.size, mtime_ns=cached.state.mtime_ns)
-        result.findings = [replace(f, file=str(item.target.path)) for f in cached.findings]
+        result.findings = cached.findings_in(str(item.target.path))
         result.problems = list(cached.problems)
         result.line_starts = dict(cached.line_starts)
         result.title = _cached_title(item.target, cached, scanner)
@@ -122,12 +122,7 @@ def merged_audit(item: Planned, scanned: ScannedFile | None, scanner: SecretScan
     if item.resume is not None and item.cached is not None:
         settled, lines = item.resume.offset, item.resume.lines
         cached = item.cached
-        kept = [
-            replace(f, file=str(item.target.path))
-            for f in cached.findings
-            if f.line <= lines and not f.by_value
-        ]
-        result.findings[:0] = kept
+        result.findings[:0] = cached.findings_in(str(item.target.path), upto_line=lines)
         result.problems[:0] = [p for p in cached.problems if p[0] <= lines]
         before = {o: n for o, n in cached.line_starts.items() if o < settled}
         result.line_starts = {**before, **result.line_starts}
@@ -321,12 +316,12 @@ def cache_entry(
             return None
         state = file_state(scanned.stat, scanned.settled, *scanned.digests)
         calls = scanned.calls
-    return CachedFile(
+    return CachedFile.of(
         state,
-        list(result.findings),
-        list(result.problems),
-        dict(result.line_starts),
-        calls,
-        result.title,
-        title_digest,
+        result.findings,
+        problems=list(result.problems),
+        line_starts=dict(result.line_starts),
+        calls=calls,
+        title=result.title,
+        title_digest=title_digest,
     )

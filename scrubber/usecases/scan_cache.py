@@ -78,12 +78,29 @@ class CachedFile:
     """What the cached scan of one file found (findings in report order, copies included)."""
 
     state: FileState
-    findings: list[Finding]
+    # As stored (see `findings_in`): tens of thousands of findings are read for a warm audit,
+    # and each is made a Finding once, with its file's name.
+    stored_findings: list[list[Any]]
     problems: list[tuple[int, str]] = field(default_factory=list)
     line_starts: dict[int, int] = field(default_factory=dict)
     calls: list[tuple[str, str, str, str]] = field(default_factory=list)  # id, name, target, source
     title: str | None = None  # the report's (redacted) title
     title_digest: str | None = None  # keyed digest of the raw title it was made from
+
+    @classmethod
+    def of(cls, state: FileState, findings: Sequence[Finding], **fields: Any) -> CachedFile:
+        return cls(state, [_finding_to_json(f) for f in findings], **fields)
+
+    def findings_in(self, file: str, *, upto_line: int | None = None) -> list[Finding]:
+        """The findings, in `file` (the name the report gives the file); with `upto_line`,
+        only the detectors' findings on lines up to it."""
+        if upto_line is None:
+            return [_finding_from_json(file, item) for item in self.stored_findings]
+        return [
+            _finding_from_json(file, item)
+            for item in self.stored_findings
+            if item[0] <= upto_line and not item[-1]
+        ]
 
 
 def cache_key(path: Path) -> str:
@@ -283,14 +300,26 @@ def _finding_to_json(f: Finding) -> list[Any]:
             f.by_value]  # fmt: skip
 
 
-def _finding_from_json(item: list[Any]) -> Finding:
+def _checked_finding(item: list[Any]) -> list[Any]:
+    """A stored finding, once its fields are of the types a Finding's are."""
     (line, pointer, start, end, kind, detector, fingerprint, session_id, record_uuid, source,
      in_thinking, length, prefix, by_value) = item  # fmt: skip
-    if not all(isinstance(v, int) for v in (line, start, end, length)):
+    if not all(type(v) is int for v in (line, start, end, length)):
         raise TypeError("a finding's place is not numbers")
-    return Finding("", line, pointer, (start, end), str(kind), str(detector), str(fingerprint),
-                   session_id, record_uuid, source, bool(in_thinking), length, str(prefix),
-                   bool(by_value))  # fmt: skip
+    if not all(isinstance(v, str) for v in (kind, detector, fingerprint, prefix)):
+        raise TypeError("a finding's kind is not text")
+    if not all(v is None or isinstance(v, str) for v in (pointer, session_id, record_uuid, source)):
+        raise TypeError("a finding's place is not text")
+    if type(in_thinking) is not bool or type(by_value) is not bool:
+        raise TypeError("a finding's flags are not booleans")
+    return item
+
+
+def _finding_from_json(file: str, item: list[Any]) -> Finding:
+    (line, pointer, start, end, kind, detector, fingerprint, session_id, record_uuid, source,
+     in_thinking, length, prefix, by_value) = item  # fmt: skip
+    return Finding(file, line, pointer, (start, end), kind, detector, fingerprint, session_id,
+                   record_uuid, source, in_thinking, length, prefix, by_value)  # fmt: skip
 
 
 def _file_to_json(item: CachedFile) -> dict[str, Any]:
@@ -307,7 +336,7 @@ def _file_to_json(item: CachedFile) -> dict[str, Any]:
             s.head,
             s.tail,
         ],
-        "findings": [_finding_to_json(f) for f in item.findings],
+        "findings": item.stored_findings,
         "problems": item.problems,
         "line_starts": list(item.line_starts.items()),
         "calls": item.calls,
@@ -323,7 +352,7 @@ def _file_from_json(item: dict[str, Any]) -> CachedFile:
     title, title_digest = item["title"]
     return CachedFile(
         FileState(size, mtime, ctime, inode, device, settled, settled_lines, str(head), str(tail)),
-        [_finding_from_json(f) for f in item["findings"]],
+        [_checked_finding(f) for f in item["findings"]],
         [(int(line), str(why)) for line, why in item["problems"]],
         {int(offset): int(number) for offset, number in item["line_starts"]},
         [(str(i), str(n), str(t), str(SourceKind(s))) for i, n, t, s in item["calls"]],
