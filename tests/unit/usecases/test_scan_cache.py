@@ -272,3 +272,47 @@ def test_parallel_audit_equals_serial(config: Path) -> None:
     pooled = audit(targets, SCANNER, env={"SCRUB_JOBS": "2"}, pool_min_bytes=0)
     assert serial.has_findings
     assert _shape(pooled) == _shape(serial)
+
+
+def test_history_lines_appended_for_an_unchanged_session(config: Path, tmp_path: Path) -> None:
+    """history.jsonl holds lines of every session: a line appended there with a copy of a
+    value an unchanged session's transcript holds is a finding by value, as in a full scan."""
+    home = tmp_path / "home"
+    transcript = _transcript(config)
+    value = _context_only_value(31)
+    with transcript.open("ab") as out:
+        out.write(_call("toolu_hist0", "/srv/app/.env"))
+        out.write(_result("toolu_hist0", f"APP_SETTING={value}\nDEBUG=0"))
+    cached(config, home)
+    history = config / "history.jsonl"
+    with history.open("ab") as out:
+        out.write(_line({"display": f"why does {value} fail", "pastedContents": {},
+                         "timestamp": 1772442000000, "project": "/home/demo/work/infra",
+                         "sessionId": INFRA}))  # fmt: skip
+    verdicts = _verdicts(config, home)
+    assert verdicts["history.jsonl"] is Verdict.APPENDED
+    assert verdicts[transcript.relative_to(config).as_posix()] is Verdict.FRESH
+    warm = cached(config, home)
+    assert _shape(warm) == _shape(full(config))
+    copies = [f for f in warm.findings if f.file == str(history) and f.by_value]
+    assert SCANNER.fingerprint(value)[:16] in {f.fingerprint for f in copies}
+
+
+@pytest.mark.slow
+def test_twenty_thousand_tiny_sessions(tmp_path: Path) -> None:
+    """A config dir of 20,000 one-line sessions: every finding, cold and warm."""
+    config = tmp_path / "claude"
+    folder = config / "projects" / "-home-u-app"
+    folder.mkdir(parents=True)
+    token = fake_github_token(random.Random(2))
+    for i in range(20_000):
+        sid = f"{i:08d}-0000-4000-8000-000000000000"
+        content = f"use {token}" if i % 1000 == 0 else "run the tests please"
+        message = {"role": "user", "content": content}
+        record = {"type": "user", "sessionId": sid, "uuid": sid, "message": message}
+        (folder / f"{sid}.jsonl").write_bytes(_line(record))
+    home = tmp_path / "home"
+    cold = cached(config, home)
+    assert len(cold.files) == 20_000
+    assert len(list(cold.findings)) == 20
+    assert _shape(cached(config, home)) == _shape(cold)
