@@ -125,7 +125,7 @@ def run_fleet(
                     scratch / "out")  # fmt: skip
             warm_total, warm_findings = _findings(warm_report)
             full_total, full_findings = _findings(scratch / "out")
-            checked = {"appended": appended, "warm_after_appends_findings": warm_total,
+            checked = {"appended_sessions": len(appended), "warm_after_appends_findings": warm_total,
                        "full_scan_findings": full_total,
                        "same_findings_same_order": warm_findings == full_findings}  # fmt: skip
             print(f"  check: {checked}", file=sys.stderr, flush=True)
