@@ -23,6 +23,7 @@ from scrubber.usecases.parts import Progress
 
 # Files are handed out a few at a time: a tiny session costs less than the trip of its task.
 _CHUNK_BYTES = 1 << 20
+_CHUNK_FILES = 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,12 +81,32 @@ def _start(jobs: Sequence[ScanJob], scanner: SecretScanner, for_cache: bool) -> 
     _WORK = (jobs, scanner, for_cache)
 
 
-def _scan_one(i: int) -> tuple[int, ScannedFile]:
+def _scan_some(batch: list[int]) -> list[tuple[int, ScannedFile]]:
     if _WORK is None:
-        raise RuntimeError("_scan_one outside a process started by _in_pool")
+        raise RuntimeError("_scan_some outside a process started by _in_pool")
     jobs, scanner, for_cache = _WORK
-    job = jobs[i]
-    return i, scan_file(job.target, scanner, resume=job.resume, jobs=1, for_cache=for_cache)
+    return [
+        (i, scan_file(jobs[i].target, scanner, resume=jobs[i].resume, jobs=1, for_cache=for_cache))
+        for i in batch
+    ]
+
+
+def batches(sizes: Sequence[int], order: Sequence[int]) -> list[list[int]]:
+    """The files (indexes, largest first) in tasks of about `_CHUNK_BYTES` or `_CHUNK_FILES`:
+    a big file is a task of its own, thousands of tiny sessions do not cost a trip each, and
+    the small tasks at the end keep every process busy until the last."""
+    tasks: list[list[int]] = []
+    current: list[int] = []
+    current_bytes = 0
+    for i in order:
+        current.append(i)
+        current_bytes += sizes[i]
+        if current_bytes >= _CHUNK_BYTES or len(current) >= _CHUNK_FILES:
+            tasks.append(current)
+            current, current_bytes = [], 0
+    if current:
+        tasks.append(current)
+    return tasks
 
 
 def _in_pool(
@@ -99,11 +120,7 @@ def _in_pool(
     processes that inherit the jobs and the scanner (prepared once, here: never pickled)."""
     scanner.prepare()
     context = multiprocessing.get_context("fork")
-    total = sum(jobs[i].size for i in order)
-    # Small tasks at the end keep the processes busy until the last; a chunk size of a few
-    # files saves the trips for thousands of tiny sessions.
-    chunk = max(1, min(64, len(order) // (processes * 8) or 1))
-    if total // max(1, len(order)) > _CHUNK_BYTES:
-        chunk = 1
+    tasks = batches([job.size for job in jobs], order)
     with context.Pool(processes, _start, (jobs, scanner, for_cache)) as pool:
-        yield from pool.imap_unordered(_scan_one, order, chunksize=chunk)
+        for done in pool.imap_unordered(_scan_some, tasks):
+            yield from done

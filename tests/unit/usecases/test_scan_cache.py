@@ -27,6 +27,7 @@ from scrubber.detection.registry import build_detectors
 from scrubber.detection.scan import SecretScanner
 from scrubber.policy.model import Policy
 from scrubber.usecases.audit import audit
+from scrubber.usecases.audit_pool import batches
 from scrubber.usecases.audit_report import AuditReport
 from scrubber.usecases.audit_resume import plan_scans
 from scrubber.usecases.audit_targets import targets_in_config
@@ -316,3 +317,13 @@ def test_twenty_thousand_tiny_sessions(tmp_path: Path) -> None:
     assert len(cold.files) == 20_000
     assert len(list(cold.findings)) == 20
     assert _shape(cached(config, home)) == _shape(cold)
+
+
+def test_the_pool_hands_out_files_in_tasks_of_bounded_bytes() -> None:
+    sizes = [50 << 20, 3 << 20, *([300 << 10] * 10), *([100] * 500)]
+    order = sorted(range(len(sizes)), key=lambda i: -sizes[i])
+    tasks = batches(sizes, order)
+    assert [i for task in tasks for i in task] == order  # every file once, largest first
+    assert tasks[0] == [0] and tasks[1] == [1]  # big files alone
+    assert all(sum(sizes[i] for i in task) < (2 << 20) or len(task) == 1 for task in tasks)
+    assert max(len(task) for task in tasks) <= 64
