@@ -242,7 +242,12 @@ def kingfisher_binary() -> str | None:
 
 
 def count_kingfisher(stdout: Path) -> int:
-    return len(json.loads(stdout.read_bytes() or b'{"findings": []}').get("findings", []))
+    """Findings in Kingfisher's JSON report (its first JSON value: a summary may follow)."""
+    text = stdout.read_text(errors="replace").strip()
+    if not text:
+        return 0
+    report, _ = json.JSONDecoder().raw_decode(text)
+    return len(report.get("findings", []))
 
 
 _SECRETLINT_MESSAGE = re.compile(rb"^\s+\d+:\d+\s+(?:error|warning|info)\s", re.MULTILINE)
