@@ -175,6 +175,8 @@ def _find_copies(
             continue
         values = _values_of(item, scans[i], files[i], scanner)
         if values is None:  # the cache pointed at a value no longer there: scan it whole
+            if item.target.title_pending:
+                item.target = with_title(item.target)
             scans[i] = scan_file(item.target, scanner, for_cache=True)
             item.verdict, item.resume = Verdict.CHANGED, None
             files[i] = scans[i].audit  # type: ignore[union-attr]
