@@ -53,6 +53,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+from fleet_scenario import ensure_fleet, fleet_markdown, run_fleet
 from make_transcript import MB, SEED, default_path, make_transcript
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -234,6 +235,21 @@ def count_detect_secrets(stdout: Path) -> int:
     return sum(len(items) for items in json.loads(stdout.read_bytes())["results"].values())
 
 
+def kingfisher_binary() -> str | None:
+    """MongoDB's Kingfisher (`pip install kingfisher-bin`), beside this interpreter or on PATH."""
+    beside = Path(sys.executable).parent / "kingfisher"
+    return str(beside) if beside.exists() else shutil.which("kingfisher")
+
+
+def count_kingfisher(stdout: Path) -> int:
+    """Findings in Kingfisher's JSON report (its first JSON value: a summary may follow)."""
+    text = stdout.read_text(errors="replace").strip()
+    if not text:
+        return 0
+    report, _ = json.JSONDecoder().raw_decode(text)
+    return len(report.get("findings", []))
+
+
 _SECRETLINT_MESSAGE = re.compile(rb"^\s+\d+:\d+\s+(?:error|warning|info)\s", re.MULTILINE)
 
 
@@ -269,6 +285,22 @@ def build_tools(env: dict[str, str], only: set[str] | None) -> tuple[list[Tool],
                     count=count_secretlint,
                 ),
             )  # fmt: skip
+    kingfisher = kingfisher_binary() if only is None or "kingfisher" in only else None
+    if kingfisher is not None:
+        # Exit 200: findings (Kingfisher's own code). Its JSON holds the matched text: the
+        # file stays in the scratch folder, which is emptied after each run.
+        tools.append(
+            Tool(
+                "kingfisher scan --no-validate",
+                "peer",
+                lambda f, s: [kingfisher, "scan", "--no-validate", "--no-update-check", "--format", "json", str(f)],
+                env,
+                ok_codes=(0, 200, 205),
+                count=count_kingfisher,
+            )
+        )  # fmt: skip
+    elif only is None or "kingfisher" in only:
+        notes.append("kingfisher: not installed (pip install kingfisher-bin): skipped")
     tools.append(
         Tool(
             "detect-secrets scan",
@@ -287,6 +319,7 @@ def build_tools(env: dict[str, str], only: set[str] | None) -> tuple[list[Tool],
             "python": ("SCRUB_PREFILTER",),
             "redact": ("scrub redact",),
             "secretlint": ("secretlint",),
+            "kingfisher": ("kingfisher",),
             "detect-secrets": ("detect-secrets",),
         }
         wanted = tuple(prefix for key in only for prefix in keys.get(key, (key,)))
@@ -491,6 +524,38 @@ def code_under_test(work: Path, working_tree: bool) -> tuple[dict[str, object], 
     return info, str(code)
 
 
+def fleet_run(args: argparse.Namespace, env: dict[str, str], home: Path) -> dict[str, object]:
+    """The config-directory scenario (bench/fleet_scenario.py), its table on stdout."""
+    folder = args.fleet_dir / f"fleet-{args.fleet_sessions}-{args.fleet_mb:g}mb-d{args.density:g}"
+    summary = ensure_fleet(folder, args.fleet_sessions, args.fleet_mb, args.density)
+    secretlint, how = ensure_secretlint()
+    print(
+        f"secretlint: {how}; kingfisher: {kingfisher_binary() or 'not installed'}", file=sys.stderr
+    )
+    scratch = home / "fleet-scratch"
+    (scratch / "m").mkdir(parents=True)
+
+    def fleet_measure(
+        argv: list[str], tool_env: dict[str, str], cwd: Path | None, out: Path
+    ) -> tuple[float, float, int]:
+        tool = Tool(
+            "fleet", "ours", lambda f, s: argv, tool_env, cwd=cwd, ok_codes=(0, 1, 200, 205)
+        )
+        sample = measure(tool, out, scratch / "m")
+        shutil.move(scratch / "m" / "stdout", out)
+        clear(scratch / "m")
+        return sample.wall, sample.cpu, sample.rss_kib
+
+    for path in folder.rglob("*"):
+        if path.is_file():
+            warm(path)
+    result = run_fleet(folder, args.repeat, env, scrub_argv(), secretlint, kingfisher_binary(),
+                       fleet_measure, scratch)  # fmt: skip
+    result["fleet"] = summary
+    print(fleet_markdown(result))
+    return result
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--size-mb", type=int, default=100)
@@ -506,20 +571,39 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", action="store_true", help="also profile scrub audit")
     parser.add_argument("--profile-only", action="store_true")
     parser.add_argument(
+        "--findings-per-mb", dest="density", type=float, default=None,
+        help="planted secrets per MB of the single file (default: the generator's own, ~2)",
+    )  # fmt: skip
+    parser.add_argument("--fleet", action="store_true", help="also the config-dir scenario")
+    parser.add_argument("--fleet-only", action="store_true", help="only the config-dir scenario")
+    parser.add_argument("--fleet-sessions", type=int, default=300)
+    parser.add_argument("--fleet-mb", type=float, default=300)
+    parser.add_argument(
+        "--fleet-dir", type=Path, default=Path(tempfile.gettempdir()) / "scrub-bench"
+    )
+    parser.add_argument(
         "--working-tree",
         action="store_true",
         help="time the working tree's scrubber/ instead of a snapshot of HEAD",
     )
     args = parser.parse_args(argv)
-
-    source = make_transcript(default_path(args.size_mb), args.size_mb)
+    density = args.density
+    if args.fleet or args.fleet_only:
+        args.density = 60.0 if density is None else density  # the fleet's own default
+    path = default_path(args.size_mb, density)
+    source = make_transcript(path, args.size_mb, findings_per_mb=density)
     source.chmod(0o600)  # as Claude Code writes them; also keeps audit's warning quiet
     report: dict[str, object] = {
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, {platform.processor() or '?'}",
         "load_average_before": os.getloadavg(),
         "python": platform.python_version(),
-        "transcript": {"path": str(source), "bytes": source.stat().st_size, "seed": SEED},
+        "transcript": {
+            "path": str(source),
+            "bytes": source.stat().st_size,
+            "seed": SEED,
+            "findings_per_mb": density,
+        },
     }
     with tempfile.TemporaryDirectory(prefix="scrub-bench-") as tmp:
         home = Path(tmp)
@@ -531,6 +615,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"scrubber under test: {code_info}", file=sys.stderr)
         if args.profile_only:
             print(profile_audit(source, env))
+            return 0
+        if args.fleet_only:
+            report["fleet"] = fleet_run(args, env, home)
+            OUT.mkdir(parents=True, exist_ok=True)
+            (OUT / "bench_fleet.json").write_text(json.dumps(report, indent=2) + "\n")
             return 0
         only = set(args.only.split(",")) if args.only else None
         tools, notes = build_tools(env, only)
@@ -570,6 +659,8 @@ def main(argv: list[str] | None = None) -> int:
             big = big_run(args.big_mb, args.big_dir, env, args.keep_big, args.big_redact)
             report["big"] = big
             print(f"\nbig transcript: {json.dumps(big)}")
+        if args.fleet:
+            report["fleet"] = fleet_run(args, env, home)
         if args.profile:
             profile = profile_audit(source, env)
             report["profile_top25"] = profile

@@ -7,6 +7,11 @@ the same bytes, so numbers from different runs and machines are about the same f
 
     python bench/make_transcript.py                           # bench/out/transcript-100mb.jsonl
     python bench/make_transcript.py --size-mb 1000 --out /tmp/scrub-bench/transcript-1gb.jsonl
+    python bench/make_transcript.py --findings-per-mb 60     # bench/out/transcript-100mb-d60.jsonl
+
+--findings-per-mb sets the density of planted secrets instead (bench/fleet_gen.py's writer:
+the same kinds of lines, a secret turn every 2 / density MB; our default file has about 2
+findings per MB, real public transcripts had about 20, another generator's about 60).
 
 MB here is 10^6 bytes. An existing file of the right size written from the same seed is
 reused unless --force is given (the generator runs at about 50 MB/s).
@@ -20,6 +25,8 @@ import sys
 import time
 from pathlib import Path
 
+from fleet_gen import write_dense_transcript
+
 from scrubber.demo import write_large_transcript
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -27,17 +34,24 @@ SEED = 20260101
 MB = 1_000_000
 
 
-def default_path(size_mb: int) -> Path:
-    return ROOT / "bench" / "out" / f"transcript-{size_mb}mb.jsonl"
+def default_path(size_mb: int, findings_per_mb: float | None = None) -> Path:
+    density = "" if findings_per_mb is None else f"-d{findings_per_mb:g}"
+    return ROOT / "bench" / "out" / f"transcript-{size_mb}mb{density}.jsonl"
 
 
-def make_transcript(path: Path, size_mb: int, seed: int = SEED, force: bool = False) -> Path:
+def make_transcript(
+    path: Path,
+    size_mb: int,
+    seed: int = SEED,
+    force: bool = False,
+    findings_per_mb: float | None = None,
+) -> Path:
     """Write (or reuse) the transcript at `path`; returns the path.
 
-    A small sidecar `<path>.meta.json` records size and seed, so a file left over from another
-    size or seed is regenerated instead of silently reused."""
+    A small sidecar `<path>.meta.json` records size, seed and density, so a file left over
+    from other arguments is regenerated instead of silently reused."""
     meta_path = path.with_name(path.name + ".meta.json")
-    wanted = {"size_mb": size_mb, "seed": seed}
+    wanted = {"size_mb": size_mb, "seed": seed, "findings_per_mb": findings_per_mb}
     if not force and path.exists() and meta_path.exists():
         try:
             meta = json.loads(meta_path.read_text())
@@ -47,19 +61,29 @@ def make_transcript(path: Path, size_mb: int, seed: int = SEED, force: bool = Fa
             return path
     path.parent.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
-    result = write_large_transcript(path, size_mb * MB, seed=seed)
+    if findings_per_mb is None:
+        result = write_large_transcript(path, size_mb * MB, seed=seed)
+        written, lines, planted = result.size, result.lines, len(result.secrets)
+        session_id = result.session_id
+    else:
+        dense = write_dense_transcript(
+            path, size_mb * MB, seed=seed, findings_per_mb=findings_per_mb
+        )
+        counts = dense["counts"]
+        written, lines, session_id = dense["bytes"], counts.pop("lines", 0), dense["session_id"]
+        planted = sum(counts.values())
     elapsed = time.perf_counter() - start
     meta = {
         **wanted,
-        "bytes": result.size,
-        "lines": result.lines,
-        "planted_secrets": len(result.secrets),
-        "session_id": result.session_id,
+        "bytes": written,
+        "lines": lines,
+        "planted_secrets": planted,
+        "session_id": session_id,
     }
     meta_path.write_text(json.dumps(meta, indent=2) + "\n")
     print(
-        f"wrote {path} ({result.size / MB:.1f} MB, {result.lines} lines, "
-        f"{len(result.secrets)} planted fake secrets) in {elapsed:.1f} s",
+        f"wrote {path} ({written / MB:.1f} MB, {lines} lines, "
+        f"{planted} planted fake secrets) in {elapsed:.1f} s",
         file=sys.stderr,
     )
     return path
@@ -71,9 +95,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=SEED)
     parser.add_argument("--out", type=Path, default=None, help="default bench/out/...")
     parser.add_argument("--force", action="store_true", help="regenerate even if present")
+    parser.add_argument(
+        "--findings-per-mb", type=float, default=None, help="density of planted secrets"
+    )
     args = parser.parse_args(argv)
-    path = args.out if args.out is not None else default_path(args.size_mb)
-    print(make_transcript(path, args.size_mb, args.seed, args.force))
+    density = args.findings_per_mb
+    path = args.out if args.out is not None else default_path(args.size_mb, density)
+    print(make_transcript(path, args.size_mb, args.seed, args.force, density))
     return 0
 
 

@@ -65,6 +65,14 @@ PreviewOption = Annotated[
 VerboseOption = Annotated[
     bool, typer.Option("--verbose", "-v", help="List every finding and clean sessions.")
 ]
+NoCacheOption = Annotated[
+    bool,
+    typer.Option(
+        "--no-cache",
+        help="Scan every file in full, ignoring what earlier audits found (the scan cache "
+        "in $SCRUB_HOME/state/scan-cache/ is then written afresh).",
+    ),
+]
 DemoOption = Annotated[
     bool,
     typer.Option(
@@ -88,17 +96,22 @@ def audit_command(
     preview: PreviewOption = False,
     verbose: VerboseOption = False,
     policy_path: PolicyOption = None,
+    no_cache: NoCacheOption = False,
     demo: DemoOption = False,
 ) -> None:
     """Find secrets in transcripts and side files, never printing them.
 
     Reports each secret's kind, where it sits (file, line, JSON path, the tool call it came
     from) and a keyed fingerprint, never its value. Exit 0 when clean, 1 when secrets were
-    found, 2 on a usage or policy error, 3 when a file could not be read.
+    found, 2 on a usage or policy error, 3 when a file could not be read. An audit of the
+    config directory remembers what it found (fingerprints and places, never values): the
+    next one scans only what changed, and a transcript that grew from where it stopped.
 
     Examples:
 
       scrub audit                      # everything under the config directory
+
+      scrub audit --no-cache           # the same, every file scanned in full
 
       scrub audit --session 3f9a --format json
 
@@ -122,6 +135,7 @@ def audit_command(
         projects=tuple(project or ()),
         since=since,
         remember=not paths_,
+        use_cache=not no_cache,
     )
     _audit_and_print(request, output_format, preview, verbose)
 

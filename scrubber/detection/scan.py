@@ -249,6 +249,10 @@ class SecretScanner:
             found.append(FoundSecret(hit, fingerprint, prefix.group() if prefix else ""))
         return tuple(found)
 
+    def fingerprint(self, value: str) -> str:
+        """The keyed fingerprint of a value (the full hex HMAC, as a FoundSecret holds it)."""
+        return self._fingerprinter.fingerprint(value)
+
     def redact_text(self, text: str, context: ScanContext = PLAIN) -> str:
         """The text with every secret replaced by its placeholder (for labels and titles)."""
         found = self.scan_text(text, context)

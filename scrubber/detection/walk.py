@@ -20,7 +20,7 @@ from scrubber.detection.placeholder import PLACEHOLDER_RE
 from scrubber.transcript.records import UNSCANNED_KEYS, json_pointer
 
 # Tool calls remembered per file (see CallMemory.register).
-_MAX_CALLS = 8192
+MAX_CALLS_REMEMBERED = 8192
 _SOURCE_LABEL_MAX = 120
 # Tool input fields whose text is what the call writes to its file (a Write of `.env`).
 _WRITTEN_FIELDS = ("content", "new_string", "new_source", "edits")
@@ -43,7 +43,7 @@ class StringLeaf:
 
 
 class CallMemory:
-    """The tool calls a file has made so far (the most recent `_MAX_CALLS`), which of them
+    """The tool calls a file has made so far (the most recent `MAX_CALLS_REMEMBERED`), which of them
     touched a credential source, and which each file-scoped detector reads (`ReadsFiles`).
     `redact` makes a call's target fit to show in a label."""
 
@@ -82,7 +82,7 @@ class CallMemory:
         for i, scoped in self.scoped_calls.items():
             if self._scoped[i].reads_file(call.target or None):
                 scoped.add(call_id)
-        while len(calls) > _MAX_CALLS:
+        while len(calls) > MAX_CALLS_REMEMBERED:
             oldest = next(iter(calls))
             del calls[oldest]
             self.sensitive.discard(oldest)

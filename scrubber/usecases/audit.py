@@ -6,42 +6,45 @@ returns values; the CLI renders them (`run_audit`), the worker logs them. Nothin
 
 from __future__ import annotations
 
-import bisect
 import contextlib
 import json
-import os
 import stat
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import IO
 
 from scrubber import paths
-from scrubber.detection.detector import PLAIN
-from scrubber.detection.finding import Finding
-from scrubber.detection.known_values import KnownValues, Scope, ValueInfo
+from scrubber.detection.known_values import KnownValues
 from scrubber.detection.registry import build_scanner
-from scrubber.detection.scan import FileScan, LineScan, SecretScanner
+from scrubber.detection.scan import SecretScanner
 from scrubber.durable import atomic_write
 from scrubber.errors import UsageError
 from scrubber.policy.model import Policy
-from scrubber.redaction.copies import FoundValue, remember, scan_values, scope_of
-from scrubber.transcript.jsonl import IO_BUFFER, RawLine, iter_raw_lines
+from scrubber.redaction.copies import FoundValue, remember
 from scrubber.usecases import parts
-from scrubber.usecases.audit_copies import add_copies
-from scrubber.usecases.audit_report import FINGERPRINT_SHOWN, AuditReport, FileAudit, ScanTarget
+from scrubber.usecases.audit_copies import POOL_MIN_BYTES, add_copies
+from scrubber.usecases.audit_pool import ScanJob, scan_files
+from scrubber.usecases.audit_report import AuditReport, FileAudit, ScanTarget
+from scrubber.usecases.audit_resume import (
+    FirstKinds,
+    Planned,
+    cache_entry,
+    dirty_groups,
+    merged_audit,
+    plan_scans,
+    recovered_values,
+    with_title,
+)
+from scrubber.usecases.audit_scan import ScannedFile, scan_file
 from scrubber.usecases.audit_targets import (
     modified_since,
     parse_since,
     targets_from_paths,
     targets_in_config,
 )
-from scrubber.usecases.parts import Progress, TranscriptLines
-
-_TEXT_BLOCK = 1 << 20  # text side files are scanned in blocks of about this many bytes
-_BINARY_SNIFF = 8192
-
+from scrubber.usecases.parts import Progress
+from scrubber.usecases.scan_cache import CachedFile, ScanCache, Verdict, cache_key
 
 ProgressFor = Callable[[int], Progress]  # given the bytes to scan: what to tell as they are
 
@@ -60,6 +63,9 @@ class AuditRequest:
     projects: tuple[str, ...] = ()  # parts of project folder names, or exact cwds
     since: str | None = None  # only files changed since: `7d`, `12h`, or `2026-11-01`
     remember: bool = True  # keep each session's count in the audit cache (`scrub sessions`)
+    # The scan cache (state/scan-cache/): True answers from it and keeps it up to date; False
+    # scans everything (`--no-cache`) and writes it afresh; `remember=False` leaves it alone.
+    use_cache: bool = True
 
 
 def run_audit(
@@ -80,7 +86,10 @@ def run_audit(
         with contextlib.suppress(OSError):
             total += target.path.stat().st_size
     progress = progress_for(total) if progress_for is not None else None
-    report = audit(targets, scanner, progress=progress, env=env)
+    cache = ScanCache.of(request.home, scanner, request.policy) if request.remember else None
+    if cache is not None and not request.use_cache:
+        cache.forget()
+    report = audit(targets, scanner, progress=progress, env=env, cache=cache)
     if request.remember:
         update_audit_cache(request.home, report)
     return report
@@ -94,6 +103,7 @@ def _requested_targets(request: AuditRequest) -> list[ScanTarget]:
         sessions=request.sessions,
         projects=request.projects,
         include_side_files=request.policy.detection.scan_side_files,
+        titles=not request.remember,
     )
     if (request.sessions or request.projects) and not targets:
         wanted = " ".join(
@@ -110,21 +120,121 @@ def audit(
     *,
     progress: Progress | None = None,
     env: Mapping[str, str] | None = None,
+    cache: ScanCache | None = None,
+    pool_min_bytes: int = POOL_MIN_BYTES,
 ) -> AuditReport:
-    """Every target scanned, then the copies of what was found (see audit_copies.py): a value
-    found in one file of a session is a finding wherever else the session holds it."""
-    known = KnownValues()
-    files = [audit_file(t, scanner, progress=progress, known=known) for t in targets]
-    add_copies(files, known, env)
+    """Every target scanned (in parallel over files: audit_pool.py), then the copies of what
+    was found (see audit_copies.py): a value found in one file of a session is a finding
+    wherever else the session holds it. With a `cache`, a session none of whose files changed
+    answers from it, and a transcript that grew is scanned from its settled offset
+    (audit_resume.py); the report is the one a full scan makes."""
+    planned = plan_scans(list(targets), cache, scanner)
+    jobs = [ScanJob(p.target, p.size, p.resume) for p in planned if p.verdict is not Verdict.FRESH]
+    answered = sum(p.size for p in planned if p.verdict is Verdict.FRESH)
+    if progress and answered:
+        progress(answered)
+    done = iter(
+        scan_files(
+            jobs,
+            scanner,
+            processes=parts.worker_processes(env),
+            progress=progress,
+            for_cache=cache is not None,
+            pool_min_bytes=pool_min_bytes,
+        )
+    )
+    scans = [None if p.verdict is Verdict.FRESH else next(done) for p in planned]
+    files = [merged_audit(p, s, scanner) for p, s in zip(planned, scans, strict=True)]
+    dirty = dirty_groups(planned, cache, scanner)
+    if dirty:
+        _find_copies(planned, scans, files, dirty, scanner, env, pool_min_bytes)
+    if cache is not None:
+        _store(cache, planned, files, scans, dirty, scanner)
     # Modes matter for what Claude Code wrote: transcripts (JSONL), not every file named.
     return AuditReport(
         files, permission_warnings(t.target.path for t in files if t.target.is_transcript)
     )
 
 
-def _scope(target: ScanTarget) -> Scope | None:
-    """The session a target's values belong to; None for history.jsonl (each line's own)."""
-    return None if target.role == "history" else scope_of(target.session_id, target.path)
+def _find_copies(
+    planned: list[Planned],
+    scans: list[ScannedFile | None],
+    files: list[FileAudit],
+    dirty: set[str],
+    scanner: SecretScanner,
+    env: Mapping[str, str] | None,
+    pool_min_bytes: int,
+) -> None:
+    """The findings by value in the sessions that are looked at again (all, without a cache):
+    their values (found now, or read back where the cache says they are), then their copies.
+    history.jsonl keeps the copies of the other sessions' values."""
+    known = KnownValues()
+    kinds = FirstKinds(files) if len(dirty) < len({p.group for p in planned}) else None
+    looked_at: list[FileAudit] = []
+    for i, item in enumerate(planned):
+        history = item.target.role == "history"
+        if item.group not in dirty and not history:
+            continue
+        values = _values_of(item, scans[i], files[i], scanner)
+        if values is None:  # the cache pointed at a value no longer there: scan it whole
+            if item.target.title_pending:
+                item.target = with_title(item.target)
+            scans[i] = scan_file(item.target, scanner, for_cache=True)
+            item.verdict, item.resume = Verdict.CHANGED, None
+            files[i] = scans[i].audit  # type: ignore[union-attr]
+            values = scans[i].values  # type: ignore[union-attr]
+        values = [v for v in values if v[2] in dirty] if history else values
+        if kinds is None:
+            remember(known, values)
+        else:
+            kinds.remember(known, values)
+        result = files[i]
+        result.findings = [
+            f for f in result.findings if not f.by_value or (history and f.session_id not in dirty)
+        ]
+        if item.verdict is Verdict.FRESH and item.target.is_transcript:
+            if item.target.title_pending:
+                item.target = with_title(item.target)
+            if item.target.title:
+                result.title = scanner.redact_text(item.target.title)
+        looked_at.append(result)
+    processes = parts.worker_processes(env)
+    add_copies(looked_at, known, env, processes=processes, pool_min_bytes=pool_min_bytes)
+
+
+def _values_of(
+    item: Planned, scanned: ScannedFile | None, result: FileAudit, scanner: SecretScanner
+) -> list[FoundValue] | None:
+    """The values a file's detectors found: read back from the file for what the cache
+    answered, as found for what was scanned."""
+    if scanned is not None and item.resume is None:
+        return scanned.values
+    upto = item.resume.lines if item.resume is not None else None
+    back = recovered_values(result, upto, scanner)
+    if back is None:
+        return None
+    return back + (scanned.values if scanned is not None else [])
+
+
+def _store(
+    cache: ScanCache,
+    planned: list[Planned],
+    files: list[FileAudit],
+    scans: list[ScannedFile | None],
+    dirty: set[str],
+    scanner: SecretScanner,
+) -> None:
+    """Write the shards of the sessions looked at again (history.jsonl's with them)."""
+    shards: dict[str, dict[str, dict[str, CachedFile]]] = {}
+    for item, result, scanned in zip(planned, files, scans, strict=True):
+        if item.group not in dirty and not (dirty and item.target.role == "history"):
+            continue
+        entries = shards.setdefault(item.shard, {}).setdefault(item.group, {})
+        entry = cache_entry(item, result, scanned, scanner)
+        if entry is not None:
+            entries[cache_key(item.target.path)] = entry
+    for shard, groups in shards.items():
+        cache.store(shard, groups)
 
 
 def audit_file(
@@ -135,174 +245,10 @@ def audit_file(
     known: KnownValues | None = None,
 ) -> FileAudit:
     """One file's findings; the values found are added to `known` (for `add_copies`)."""
-    result = FileAudit(target)
-    known = KnownValues() if known is None else known
-    if target.title:
-        result.title = scanner.redact_text(target.title)
-    try:
-        with target.path.open("rb", buffering=IO_BUFFER) as stream:
-            opened = os.fstat(stream.fileno())
-            result.size, result.mtime_ns = opened.st_size, opened.st_mtime_ns
-            head = stream.read(_BINARY_SNIFF)
-            stream.seek(0)
-            if b"\0" in head:
-                if progress:
-                    progress(result.size)
-                return result  # binary (an image cache, say): nothing textual to scan
-            if target.is_transcript:
-                _scan_transcript(stream, target, scanner, result, progress, known)
-            else:
-                _scan_text_file(stream, target, scanner, result, progress, known)
-    except OSError as exc:
-        result.error = f"cannot read: {exc.strerror or exc}"
-    return result
-
-
-def _scan_transcript(
-    stream: IO[bytes],
-    target: ScanTarget,
-    scanner: SecretScanner,
-    result: FileAudit,
-    progress: Progress | None,
-    known: KnownValues,
-) -> None:
-    """Every line of a transcript, in parallel parts when it is large (usecases/parts.py)."""
-    scope = _scope(target)
-
-    def audit_line(raw: RawLine, file_scan: FileScan) -> _LineAudit | None:
-        return _audit_line(file_scan.scan_raw(raw), target, scope)
-
-    lines = TranscriptLines(
-        stream,
-        target.path,
-        result.size,
-        scanner,
-        audit_line,
-        jobs=parts.scan_jobs(result.size),
-        progress=progress,
-    )
-    for line in lines:
-        found = line.result
-        if found.problem is not None:
-            result.problems.append((line.number, found.problem))
-        number = line.number
-        result.findings.extend(
-            f if f.line == number else replace(f, line=number) for f in found.findings
-        )
-        if found.scanned:
-            remember(known, found.values)
-            result.line_starts[line.offset] = number
-    result.line_starts.update(lines.part_starts)
-
-
-@dataclass(frozen=True, slots=True)
-class _LineAudit:
-    """What one line of a transcript holds (it may come from a forked process)."""
-
-    findings: tuple[Finding, ...]  # numbered as where the line was scanned: within its part
-    problem: str | None  # why the line is not a record we can read
-    values: tuple[FoundValue, ...]
-    scanned: bool  # some string of it was read by a detector
-
-
-def _audit_line(
-    scan: LineScan | None, target: ScanTarget, scope: Scope | None
-) -> _LineAudit | None:
-    if scan is None:
-        return None
-    problem = scan.line.problem
-    why = problem.value if problem is not None and problem != "blank" else None
-    if not scan.leaves:
-        return None if why is None else _LineAudit((), why, (), False)
-    return _LineAudit(tuple(_findings_of(scan, target)), why, scan_values(scan, scope), True)
-
-
-def _findings_of(scan: LineScan, target: ScanTarget) -> Iterator[Finding]:
-    for leaf in scan.leaves:
-        for item in leaf.found:
-            hit = item.hit
-            yield Finding(
-                file=str(target.path),
-                line=scan.line.number,
-                json_path=leaf.pointer,
-                span=(hit.start, hit.end),
-                kind=hit.kind,
-                detector=hit.detector,
-                fingerprint=item.fingerprint[:FINGERPRINT_SHOWN],
-                session_id=scan.session_id or target.session_id,
-                record_uuid=scan.record_uuid,
-                source=leaf.source,
-                in_thinking=leaf.in_thinking,
-                length=hit.length,
-                prefix=item.prefix,
-            )
-
-
-def _scan_text_file(
-    stream: IO[bytes],
-    target: ScanTarget,
-    scanner: SecretScanner,
-    result: FileAudit,
-    progress: Progress | None,
-    known: KnownValues,
-) -> None:
-    """Scan a non-JSONL side file in blocks of whole lines, so multi-line keys stay whole."""
-    block: list[str] = []
-    block_bytes = 0
-    first_line = 1
-    number = 0
-    for raw in iter_raw_lines(stream):
-        number = raw.number
-        block.append(raw.data.decode("utf-8", errors="surrogateescape"))
-        block_bytes += len(raw.data) + 1
-        if block_bytes >= _TEXT_BLOCK and "-----BEGIN" not in block[-1]:
-            _scan_text_block(block, first_line, target, scanner, result, known)
-            if progress:
-                progress(block_bytes)
-            block, block_bytes, first_line = [], 0, number + 1
-    if block:
-        _scan_text_block(block, first_line, target, scanner, result, known)
-        if progress:
-            progress(block_bytes)
-
-
-def _scan_text_block(
-    lines: list[str],
-    first_line: int,
-    target: ScanTarget,
-    scanner: SecretScanner,
-    result: FileAudit,
-    known: KnownValues,
-) -> None:
-    text = "\n".join(lines)
-    found = scanner.scan_text(text, PLAIN)
-    if not found:
-        return
-    starts = [0]
-    for line in lines[:-1]:
-        starts.append(starts[-1] + len(line) + 1)
-    scope = scope_of(target.session_id, target.path)
-    for item in found:
-        hit = item.hit
-        info = ValueInfo(hit.kind, hit.detector, item.fingerprint, item.prefix)
-        known.add(text[hit.start : hit.end], info, scope)
-        index = bisect.bisect_right(starts, item.hit.start) - 1
-        offset = starts[index]
-        result.findings.append(
-            Finding(
-                file=str(target.path),
-                line=first_line + index,
-                json_path=None,
-                span=(item.hit.start - offset, item.hit.end - offset),
-                kind=item.hit.kind,
-                detector=item.hit.detector,
-                fingerprint=item.fingerprint[:FINGERPRINT_SHOWN],
-                session_id=target.session_id,
-                source=None,
-                length=item.hit.length,
-                prefix=item.prefix,
-            )
-        )
+    scanned = scan_file(target, scanner, progress=progress)
+    if known is not None:
+        remember(known, scanned.values)
+    return scanned.audit
 
 
 def permission_warnings(files: Iterable[Path]) -> list[str]:

@@ -6,6 +6,7 @@ every copy that is not already a finding becomes one, marked `by_value`.
 from __future__ import annotations
 
 import bisect
+import multiprocessing
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -15,6 +16,9 @@ from scrubber.detection.known_values import Copy, KnownValues, ValueIndex, block
 from scrubber.detection.registry import prefilter_engine
 from scrubber.redaction.copies import LineCopies, jsonl_copies, scope_of, text_copies
 from scrubber.usecases.audit_report import FINGERPRINT_SHOWN, FileAudit
+
+# Below this many bytes in all, the files are searched here: a pool costs its start.
+POOL_MIN_BYTES = 4 << 20
 
 _BINARY_SNIFF = 8192
 _COUNT_BLOCK = 1 << 20
@@ -62,13 +66,20 @@ def audit_copies(
 
 
 def add_copies(
-    files: Sequence[FileAudit], known: KnownValues, env: Mapping[str, str] | None = None
+    files: Sequence[FileAudit],
+    known: KnownValues,
+    env: Mapping[str, str] | None = None,
+    *,
+    processes: int = 1,
+    pool_min_bytes: int = POOL_MIN_BYTES,
 ) -> None:
-    """Add to each file's findings the copies of `known` values no detector found there."""
+    """Add to each file's findings the copies of `known` values no detector found there;
+    `processes` forked processes search the files when there are `pool_min_bytes` of them."""
     if not len(known):
         return
     index = known.index(prefilter_engine(env))
     scopes = known.scopes()
+    todo: list[FileAudit] = []
     for audit_result in files:
         target = audit_result.target
         history = target.role == "history"
@@ -77,22 +88,60 @@ def add_copies(
             audit_result.title = index.redact(audit_result.title, scope)
         if audit_result.error or (not history and scope not in scopes):
             continue
-        try:
-            new = audit_copies(
-                target.path,
-                target.is_transcript,
-                target.session_id,
-                history,
-                audit_result.findings,
-                index,
-                audit_result.line_starts,
-            )
-        except OSError as exc:
-            audit_result.error = f"cannot read: {exc.strerror or exc}"
-            continue
-        if new:
+        todo.append(audit_result)
+    pooled = processes if sum(f.size for f in todo) >= pool_min_bytes else 1
+    for audit_result, new in _copies_in(todo, index, pooled):
+        if isinstance(new, str):
+            audit_result.error = new
+        elif new:
             audit_result.findings.extend(new)
             audit_result.findings.sort(key=lambda f: f.line)  # stable: detectors' first
+
+
+def _copies_in(
+    files: list[FileAudit], index: ValueIndex, processes: int
+) -> Iterator[tuple[FileAudit, list[Finding] | str]]:
+    """Each file's copies (or why it could not be read), in the files' order."""
+    if processes > 1 and len(files) > 1:
+        context = multiprocessing.get_context("fork")
+        with context.Pool(processes, _start, (files, index)) as pool:
+            for i, new in pool.imap(_copies_of_one, range(len(files)), chunksize=4):
+                yield files[i], new
+        return
+    for audit_result in files:
+        yield audit_result, _file_copies(audit_result, index)
+
+
+def _file_copies(audit_result: FileAudit, index: ValueIndex) -> list[Finding] | str:
+    target = audit_result.target
+    try:
+        return audit_copies(
+            target.path,
+            target.is_transcript,
+            target.session_id,
+            target.role == "history",
+            audit_result.findings,
+            index,
+            audit_result.line_starts,
+        )
+    except OSError as exc:
+        return f"cannot read: {exc.strerror or exc}"
+
+
+# In a forked process of `_copies_in` only: the files and the index, set as it starts.
+_WORK: tuple[list[FileAudit], ValueIndex] | None = None
+
+
+def _start(files: list[FileAudit], index: ValueIndex) -> None:
+    global _WORK  # noqa: PLW0603 - one per forked process, set once as it starts
+    _WORK = (files, index)
+
+
+def _copies_of_one(i: int) -> tuple[int, list[Finding] | str]:
+    if _WORK is None:
+        raise RuntimeError("_copies_of_one outside a process started by _copies_in")
+    files, index = _WORK
+    return i, _file_copies(files[i], index)
 
 
 class LineNumbers:

@@ -23,6 +23,9 @@ class ScanTarget:
     project: str | None = None
     title: str | None = None  # raw; redacted before display
     role: str = "transcript"  # transcript, subagent, tool-result, file-history, history, …
+    # The title is not read yet: the audit reads it when it scans the transcript, and takes
+    # the one the scan cache has when it answers for it (audit_resume.py).
+    title_pending: bool = False
 
 
 @dataclass(slots=True)

@@ -21,11 +21,16 @@ def targets_in_config(
     sessions: Sequence[str] = (),
     projects: Sequence[str] = (),
     include_side_files: bool = True,
+    titles: bool = True,
 ) -> list[ScanTarget]:
     """Every session (and its side files) and the global side files under a config dir; with
     `sessions` (ids, prefixes or titles) or `projects`, only the sessions named and in one of
-    those projects, without global side files. A project that holds no session is refused."""
-    discovery = session_discovery.discover(config)
+    those projects, without global side files. A project that holds no session is refused.
+    `titles=False` leaves the transcripts' titles to be read when they are scanned (the
+    scan cache has the titles of those it answers for: reading every transcript's metadata
+    cost more than the rest of an audit that changed nothing)."""
+    titles = titles or bool(sessions) or bool(projects)  # they match on metadata
+    discovery = session_discovery.discover(config, metadata=titles)
     wanted = {session_discovery.find_session(config, s, discovery=discovery).id for s in sessions}
     for project in projects:
         if not any(in_project(info, project) for info in discovery.sessions):
@@ -37,7 +42,15 @@ def targets_in_config(
         if projects and not any(in_project(info, project) for project in projects):
             continue
         targets.append(
-            ScanTarget(info.transcript, True, info.id, info.project, info.title, "transcript")
+            ScanTarget(
+                info.transcript,
+                True,
+                info.id,
+                info.project,
+                info.title,
+                "transcript",
+                title_pending=not titles,
+            )
         )
         if include_side_files:
             targets.extend(_side_targets(info))

@@ -10,6 +10,7 @@ usually) are handed back and done here, once every earlier call is known.
 
 from __future__ import annotations
 
+import itertools
 import multiprocessing
 import os
 import sys
@@ -20,6 +21,7 @@ from typing import IO, Any, Generic, TypeVar
 
 from scrubber.detection.context import ClassifiedCall
 from scrubber.detection.scan import FileScan, SecretScanner
+from scrubber.detection.walk import MAX_CALLS_REMEMBERED
 from scrubber.errors import UsageError
 from scrubber.transcript.jsonl import IO_BUFFER, RawLine, iter_raw_lines
 
@@ -41,8 +43,13 @@ _PROGRESS_STEP = 4 << 20  # one process reports progress about every this many b
 
 
 def scan_jobs(size: int, env: Mapping[str, str] | None = None) -> int:
-    """How many processes scan a transcript of `size` bytes: one per usable core (at most
-    `MAX_JOBS`), and one per `BYTES_PER_JOB` at most, so small files never pay for a fork.
+    """How many processes scan a transcript of `size` bytes: `worker_processes`, and one per
+    `BYTES_PER_JOB` at most, so small files never pay for a fork."""
+    return max(1, min(worker_processes(env), size // BYTES_PER_JOB))
+
+
+def worker_processes(env: Mapping[str, str] | None = None) -> int:
+    """How many processes may scan at once: one per usable core (at most `MAX_JOBS`).
     `SCRUB_JOBS=1` turns parallel scanning off. Linux only: it forks the process that built
     the scanner."""
     env = os.environ if env is None else env
@@ -60,7 +67,7 @@ def scan_jobs(size: int, env: Mapping[str, str] | None = None) -> int:
         or "fork" not in multiprocessing.get_all_start_methods()
     ):
         return 1  # forking is safe on Linux; macOS's system libraries may not survive it
-    return max(1, min(jobs, size // BYTES_PER_JOB))
+    return jobs
 
 
 def part_bounds(path: Path, size: int, parts: int) -> list[tuple[int, int]]:
@@ -95,8 +102,17 @@ class TranscriptLines(Generic[R]):
     `jobs` forked processes do parts of the file. A result must not carry the line's number
     (a part knows only its number within the part): the number is the LineResult's.
 
-    After the iteration: `lines`, the number of lines read; `end`, the offset just past the
-    last one; `part_starts`, the offset and number of each part's first line."""
+    `start` (offset, number of the line there) and `calls` resume a scan where an earlier one
+    of the same file stopped (an incremental audit: the lines before `start` are settled, and
+    `calls` are the tool calls that scan remembered); a resumed scan runs in one process.
+    Lines that start at or past `size` are left for the next scan (Claude Code may be
+    appending as we read: the scan is of the file as it was when opened).
+
+    After the iteration: `lines`, the number of lines read (counted from the file's start);
+    `end`, the offset just past the last one; `settled`, the offset just past the last
+    newline-terminated line and its number (what a later scan may resume after); `calls`, the
+    tool calls remembered at the end; `part_starts`, the offset and number of each part's
+    first line."""
 
     def __init__(
         self,
@@ -108,6 +124,8 @@ class TranscriptLines(Generic[R]):
         *,
         jobs: int = 1,
         progress: Progress | None = None,
+        start: tuple[int, int] = (0, 1),
+        calls: Mapping[str, ClassifiedCall] | None = None,
     ) -> None:
         self._stream = stream
         self._path = path
@@ -116,20 +134,33 @@ class TranscriptLines(Generic[R]):
         self._per_line = per_line
         self._jobs = jobs
         self._progress = progress
-        self.lines = 0
-        self.end = 0
+        self._start = start
+        self._calls = calls
+        self.lines = start[1] - 1
+        self.end = start[0]
+        self.settled = (start[0], start[1] - 1)
+        self.calls: dict[str, ClassifiedCall] = dict(calls or {})
         self.part_starts: dict[int, int] = {}
 
     def __iter__(self) -> Iterator[LineResult[R]]:
-        return self._in_parts() if self._jobs > 1 else self._in_one_process()
+        resumed = self._start[0] > 0
+        return self._in_parts() if self._jobs > 1 and not resumed else self._in_one_process()
 
     def _in_one_process(self) -> Iterator[LineResult[R]]:
-        """Every line from the stream's position (the start), in this process."""
+        """Every line from `start` to `size`, in this process."""
         file_scan = self._scanner.new_file_scan()
+        if self._calls:
+            file_scan.remember_calls(self._calls)
         per_line, progress = self._per_line, self._progress
         pending = 0
-        raw = None
-        for raw in iter_raw_lines(self._stream):
+        offset, number = self._start
+        self._stream.seek(offset)
+        for raw in iter_raw_lines(self._stream, offset=offset, number=number):
+            if raw.offset >= self._size:
+                break  # appended after the scan began: the next scan's
+            if raw.terminated:
+                self.settled = (raw.end_offset, raw.number)
+            self.lines, self.end = raw.number, raw.end_offset
             result = per_line(raw, file_scan)
             pending += len(raw.data) + 1
             if progress and pending > _PROGRESS_STEP:
@@ -139,8 +170,7 @@ class TranscriptLines(Generic[R]):
                 yield LineResult(raw.offset, raw.end_offset, raw.number, raw.terminated, result)
         if progress and pending:
             progress(pending)
-        if raw is not None:
-            self.lines, self.end = raw.number, raw.end_offset
+        self.calls = file_scan.calls_seen()
 
     def _in_parts(self) -> Iterator[LineResult[R]]:
         """The parts' results as they come, each part's in order, line numbers made whole."""
@@ -154,9 +184,12 @@ class TranscriptLines(Generic[R]):
                 self._progress(end - start)
             self.part_starts[start] = before + 1
             yield from self._merged(part, before, calls)
-            calls.update(part.calls)
+            _carry_over(calls, part.calls)
+            if part.last_terminated:
+                self.settled = (part.end, before + part.lines)
             before += part.lines
             self.lines, self.end = before, part.end
+        self.calls = calls
 
     def _merged(
         self, part: _Part[R], before: int, calls: Mapping[str, ClassifiedCall]
@@ -182,6 +215,17 @@ class TranscriptLines(Generic[R]):
             yield _renumbered(line, before)
 
 
+def _carry_over(calls: dict[str, ClassifiedCall], later: Mapping[str, ClassifiedCall]) -> None:
+    """Add a later part's calls in the order a single scan would hold them (a call noted again
+    moves to the end), keeping only as many as a single scan remembers."""
+    for call_id, call in later.items():
+        calls.pop(call_id, None)
+        calls[call_id] = call
+    excess = len(calls) - MAX_CALLS_REMEMBERED
+    for call_id in list(itertools.islice(calls, max(0, excess))):
+        del calls[call_id]
+
+
 def _renumbered(line: LineResult[R], before: int) -> LineResult[R]:
     if not before:
         return line
@@ -194,6 +238,7 @@ class _Part(Generic[R]):
 
     lines: int = 0
     end: int = 0  # offset just past its last line
+    last_terminated: bool = False  # whether its last line ends with a newline
     results: list[LineResult[R]] = field(default_factory=list)
     # Lines that answer a tool call made before the part began: (byte offset, line number).
     deferred: list[tuple[int, int]] = field(default_factory=list)
@@ -221,6 +266,7 @@ class _PartWorker(Generic[R]):
                 if raw.offset >= end:
                     break
                 part.lines, part.end = raw.number, raw.end_offset
+                part.last_terminated = raw.terminated
                 if not first and file_scan.answers_unknown_call(raw):
                     part.deferred.append((raw.offset, raw.number))
                     continue

@@ -1,0 +1,254 @@
+"""The audit's scan of one file: its detector findings and the values they found, and (for the
+scan cache) the file as it was when opened, where the scan may resume and the tool calls it
+remembered. A transcript may be scanned from a settled offset, with the calls the scan before
+it remembered. Nothing here prints."""
+
+from __future__ import annotations
+
+import bisect
+import os
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field, replace
+from typing import IO
+
+from scrubber.detection.context import ClassifiedCall
+from scrubber.detection.detector import PLAIN
+from scrubber.detection.finding import Finding
+from scrubber.detection.known_values import Scope, ValueInfo
+from scrubber.detection.scan import FileScan, LineScan, SecretScanner
+from scrubber.redaction.copies import FoundValue, scan_values, scope_of
+from scrubber.transcript.jsonl import IO_BUFFER, RawLine, iter_raw_lines
+from scrubber.usecases import parts
+from scrubber.usecases.audit_report import FINGERPRINT_SHOWN, FileAudit, ScanTarget
+from scrubber.usecases.parts import Progress, TranscriptLines
+from scrubber.usecases.scan_cache import calls_to_cache, settled_digests
+
+_TEXT_BLOCK = 1 << 20  # text side files are scanned in blocks of about this many bytes
+_BINARY_SNIFF = 8192
+
+
+@dataclass(frozen=True, slots=True)
+class Resume:
+    """Where an earlier scan of a transcript stopped: the offset just past its last settled
+    line, that line's number, and the tool calls it remembered."""
+
+    offset: int
+    lines: int
+    calls: Mapping[str, ClassifiedCall]
+
+
+@dataclass(slots=True)
+class ScannedFile:
+    """One file's scan: its audit (detector findings only, from `resume` on when resumed), the
+    values found (in the order found; they stay in memory), and what the scan cache keeps."""
+
+    audit: FileAudit
+    values: list[FoundValue] = field(default_factory=list, repr=False)
+    stat: os.stat_result | None = None  # the file as opened
+    settled: tuple[int, int] = (0, 0)  # offset past the last settled line, its number
+    digests: tuple[str, str] = ("", "")
+    calls: list[tuple[str, str, str, str]] = field(default_factory=list)  # redacted
+    resumed: bool = False
+
+
+def scan_file(
+    target: ScanTarget,
+    scanner: SecretScanner,
+    *,
+    progress: Progress | None = None,
+    resume: Resume | None = None,
+    jobs: int | None = None,
+    for_cache: bool = False,
+) -> ScannedFile:
+    """Scan one file (a transcript from `resume` on, when given). `jobs`: processes for a
+    large transcript (default: by its size, usecases/parts.py). `for_cache`: also take what the
+    scan cache keeps (digests, the calls with their targets redacted)."""
+    result = FileAudit(target)
+    scanned = ScannedFile(result, resumed=resume is not None)
+    if target.title:
+        result.title = scanner.redact_text(target.title)
+    try:
+        with target.path.open("rb", buffering=IO_BUFFER) as stream:
+            opened = os.fstat(stream.fileno())
+            scanned.stat = opened
+            result.size, result.mtime_ns = opened.st_size, opened.st_mtime_ns
+            head = os.pread(stream.fileno(), _BINARY_SNIFF, 0)
+            if b"\0" in head:
+                if progress:
+                    progress(result.size)
+                return scanned  # binary (an image cache, say): nothing textual to scan
+            if target.is_transcript:
+                _scan_transcript(stream, scanner, scanned, progress, resume, jobs)
+            else:
+                _scan_text_file(stream, target, scanner, scanned, progress)
+            if for_cache:
+                scanned.digests = settled_digests(stream.fileno(), scanned.settled[0], scanner)
+    except OSError as exc:
+        result.error = f"cannot read: {exc.strerror or exc}"
+    return scanned
+
+
+def _scope(target: ScanTarget) -> Scope | None:
+    """The session a target's values belong to; None for history.jsonl (each line's own)."""
+    return None if target.role == "history" else scope_of(target.session_id, target.path)
+
+
+def _scan_transcript(
+    stream: IO[bytes],
+    scanner: SecretScanner,
+    scanned: ScannedFile,
+    progress: Progress | None,
+    resume: Resume | None,
+    jobs: int | None,
+) -> None:
+    """Every line of a transcript, in parallel parts when it is large (usecases/parts.py)."""
+    result = scanned.audit
+    target = result.target
+    scope = _scope(target)
+
+    def audit_line(raw: RawLine, file_scan: FileScan) -> _LineAudit | None:
+        return _audit_line(file_scan.scan_raw(raw), target, scope)
+
+    start = (0, 1) if resume is None else (resume.offset, resume.lines + 1)
+    lines = TranscriptLines(
+        stream,
+        target.path,
+        result.size,
+        scanner,
+        audit_line,
+        jobs=parts.scan_jobs(result.size) if jobs is None else jobs,
+        progress=progress,
+        start=start,
+        calls=None if resume is None else resume.calls,
+    )
+    for line in lines:
+        found = line.result
+        if found.problem is not None:
+            result.problems.append((line.number, found.problem))
+        number = line.number
+        result.findings.extend(
+            f if f.line == number else replace(f, line=number) for f in found.findings
+        )
+        if found.scanned:
+            scanned.values.extend(found.values)
+            result.line_starts[line.offset] = number
+    result.line_starts.update(lines.part_starts)
+    scanned.settled = lines.settled
+    scanned.calls = calls_to_cache(lines.calls, scanner)
+
+
+@dataclass(frozen=True, slots=True)
+class _LineAudit:
+    """What one line of a transcript holds (it may come from a forked process)."""
+
+    findings: tuple[Finding, ...]  # numbered as where the line was scanned: within its part
+    problem: str | None  # why the line is not a record we can read
+    values: tuple[FoundValue, ...]
+    scanned: bool  # some string of it was read by a detector
+
+
+def _audit_line(
+    scan: LineScan | None, target: ScanTarget, scope: Scope | None
+) -> _LineAudit | None:
+    if scan is None:
+        return None
+    problem = scan.line.problem
+    why = problem.value if problem is not None and problem != "blank" else None
+    if not scan.leaves:
+        return None if why is None else _LineAudit((), why, (), False)
+    return _LineAudit(tuple(_findings_of(scan, target)), why, scan_values(scan, scope), True)
+
+
+def _findings_of(scan: LineScan, target: ScanTarget) -> Iterator[Finding]:
+    for leaf in scan.leaves:
+        for item in leaf.found:
+            hit = item.hit
+            yield Finding(
+                file=str(target.path),
+                line=scan.line.number,
+                json_path=leaf.pointer,
+                span=(hit.start, hit.end),
+                kind=hit.kind,
+                detector=hit.detector,
+                fingerprint=item.fingerprint[:FINGERPRINT_SHOWN],
+                session_id=scan.session_id or target.session_id,
+                record_uuid=scan.record_uuid,
+                source=leaf.source,
+                in_thinking=leaf.in_thinking,
+                length=hit.length,
+                prefix=item.prefix,
+            )
+
+
+@dataclass(slots=True)
+class _TextBlock:
+    lines: list[str] = field(default_factory=list)
+    offsets: list[int] = field(default_factory=list)  # byte offset of each line's start
+    first_line: int = 1
+    size: int = 0
+
+
+def _scan_text_file(
+    stream: IO[bytes],
+    target: ScanTarget,
+    scanner: SecretScanner,
+    scanned: ScannedFile,
+    progress: Progress | None,
+) -> None:
+    """Scan a non-JSONL side file in blocks of whole lines, so multi-line keys stay whole."""
+    block = _TextBlock()
+    size = scanned.audit.size
+    for raw in iter_raw_lines(stream):
+        if raw.offset >= size:
+            break  # appended after the scan began: the next scan's
+        block.lines.append(raw.data.decode("utf-8", errors="surrogateescape"))
+        block.offsets.append(raw.offset)
+        block.size += len(raw.data) + 1
+        if raw.terminated:
+            scanned.settled = (raw.end_offset, raw.number)
+        if block.size >= _TEXT_BLOCK and "-----BEGIN" not in block.lines[-1]:
+            _scan_text_block(block, target, scanner, scanned)
+            if progress:
+                progress(block.size)
+            block = _TextBlock(first_line=raw.number + 1)
+    if block.lines:
+        _scan_text_block(block, target, scanner, scanned)
+        if progress:
+            progress(block.size)
+
+
+def _scan_text_block(
+    block: _TextBlock, target: ScanTarget, scanner: SecretScanner, scanned: ScannedFile
+) -> None:
+    lines = block.lines
+    text = "\n".join(lines)
+    found = scanner.scan_text(text, PLAIN)
+    if not found:
+        return
+    starts = [0]
+    for line in lines[:-1]:
+        starts.append(starts[-1] + len(line) + 1)
+    scope = scope_of(target.session_id, target.path)
+    result = scanned.audit
+    for item in found:
+        hit = item.hit
+        info = ValueInfo(hit.kind, hit.detector, item.fingerprint, item.prefix)
+        scanned.values.append((text[hit.start : hit.end], info, scope))
+        index = bisect.bisect_right(starts, item.hit.start) - 1
+        offset = starts[index]
+        result.line_starts[block.offsets[index]] = block.first_line + index
+        result.findings.append(
+            Finding(
+                file=str(target.path),
+                line=block.first_line + index,
+                json_path=None,
+                span=(item.hit.start - offset, item.hit.end - offset),
+                kind=item.hit.kind,
+                detector=item.hit.detector,
+                fingerprint=item.fingerprint[:FINGERPRINT_SHOWN],
+                session_id=target.session_id,
+                source=None,
+                length=item.hit.length,
+                prefix=item.prefix,
+            )
+        )

@@ -1,0 +1,361 @@
+"""The audit's scan cache (`state/scan-cache/`): what an earlier audit found in each file, so
+that a file that did not change answers from it and an appended transcript is scanned from
+where the last scan stopped.
+
+Per scanned file: its size, mtime_ns, ctime_ns, inode and device as they were when the scan
+began, the offset and number of its last settled line (newline-terminated: a torn last line is
+scanned again), keyed digests of its first bytes and of the bytes just before that offset (an
+append leaves both alone; a rewrite does not), the tool calls the scan remembered at the end
+(targets redacted: a command line may hold a secret), and its findings as fingerprints and
+places. Never a value: a session that changes gets the values its unchanged files hold back by
+reading them again at the cached places (audit_resume.py), checked against the fingerprints.
+
+A session is the unit that is answered from the cache or looked at again (a value found in one
+file of a session is a finding in the others). Sessions are kept in one shard per project
+folder (and one for the files outside any project), named by a digest of its name: a shard is
+rewritten whole when one of its sessions changed, and fewer shards cost fewer fsyncs (a shard
+per session made writing the cache of 300 sessions cost 3 s). Every shard is 0600 in a 0700 folder, written atomically, and starts with an
+HMAC of its body under the installation's fingerprint key, taken with the fingerprint of the
+rules (format, scrubber version, the detection code, the policy's detection settings, the
+detectors, the key). A shard that is not a regular file of ours, not private, damaged, signed
+with another key or written for other rules is ignored, never trusted: its files are scanned.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+import scrubber
+from scrubber import paths
+from scrubber.detection.context import ClassifiedCall
+from scrubber.detection.detector import SourceKind
+from scrubber.detection.finding import Finding
+from scrubber.detection.scan import SecretScanner
+from scrubber.durable import PRIVATE_FILE_MODE, atomic_write
+from scrubber.policy.model import Policy
+
+CACHE_FORMAT = 1
+CACHE_FOLDER = "scan-cache"
+_DIGEST_BYTES = 4096  # how much of a file's head and of its settled tail the digests cover
+_MAX_SHARD_BYTES = 256 << 20  # a bigger shard is not one we wrote: ignored unread
+# The code whose change changes what a scan finds: its bytes are part of the rules' fingerprint
+# (the version alone does not change in an editable install).
+_RULE_CODE = ("detection", "transcript", "redaction/copies.py", "usecases/audit.py",
+              "usecases/audit_copies.py", "usecases/audit_resume.py", "usecases/parts.py")  # fmt: skip
+
+
+class Verdict(StrEnum):
+    FRESH = "fresh"  # unchanged since the cached scan: answer from the cache
+    APPENDED = "appended"  # lines were added after the settled ones: scan from there
+    CHANGED = "changed"  # anything else: scan it all
+
+
+@dataclass(frozen=True, slots=True)
+class FileState:
+    """A scanned file as it was when its scan began, and where the scan may resume."""
+
+    size: int
+    mtime_ns: int
+    ctime_ns: int
+    inode: int
+    device: int
+    settled: int  # offset just past the last newline-terminated line scanned
+    settled_lines: int  # the number of that line (0: none)
+    head: str  # keyed digest of the first bytes before `settled`
+    tail: str  # keyed digest of the bytes just before `settled`
+
+
+@dataclass(slots=True)
+class CachedFile:
+    """What the cached scan of one file found (findings in report order, copies included)."""
+
+    state: FileState
+    # As stored (see `findings_in`): tens of thousands of findings are read for a warm audit,
+    # and each is made a Finding once, with its file's name.
+    stored_findings: list[list[Any]]
+    problems: list[tuple[int, str]] = field(default_factory=list)
+    line_starts: dict[int, int] = field(default_factory=dict)
+    calls: list[tuple[str, str, str, str]] = field(default_factory=list)  # id, name, target, source
+    title: str | None = None  # the report's (redacted) title
+    title_digest: str | None = None  # keyed digest of the raw title it was made from
+
+    @classmethod
+    def of(cls, state: FileState, findings: Sequence[Finding], **fields: Any) -> CachedFile:
+        return cls(state, [_finding_to_json(f) for f in findings], **fields)
+
+    def findings_in(self, file: str, *, upto_line: int | None = None) -> list[Finding]:
+        """The findings, in `file` (the name the report gives the file); with `upto_line`,
+        only the detectors' findings on lines up to it."""
+        if upto_line is None:
+            return [_finding_from_json(file, item) for item in self.stored_findings]
+        return [
+            _finding_from_json(file, item)
+            for item in self.stored_findings
+            if item[0] <= upto_line and not item[-1]
+        ]
+
+
+def cache_key(path: Path) -> str:
+    """A file's name in its shard: absolute, symlinks left as they are (the audit never
+    follows one out of the config dir)."""
+    return str(path.absolute())
+
+
+def verdict(cached: CachedFile | None, st: os.stat_result) -> Verdict:
+    """What the cache can say of a file whose stat is `st` (the digests are checked apart, by
+    `settled_part_unchanged`, for an append)."""
+    if cached is None:
+        return Verdict.CHANGED
+    state = cached.state
+    if (st.st_ino, st.st_dev) != (state.inode, state.device):
+        return Verdict.CHANGED  # replaced (a rename over it): new content whatever the size
+    if (st.st_size, st.st_mtime_ns, st.st_ctime_ns) == (state.size, state.mtime_ns, state.ctime_ns):
+        return Verdict.FRESH
+    if st.st_size >= state.settled and st.st_size >= state.size and state.settled > 0:
+        return Verdict.APPENDED
+    return Verdict.CHANGED  # truncated, or rewritten in place
+
+
+def calls_to_cache(
+    calls: Mapping[str, ClassifiedCall], scanner: SecretScanner
+) -> list[tuple[str, str, str, str]]:
+    """The remembered tool calls, their targets redacted (a command may hold a secret)."""
+    redacted: dict[str, str] = {}
+    out = []
+    for call_id, call in calls.items():
+        target = call.target
+        if target and target not in redacted:
+            redacted[target] = scanner.redact_text(target)
+        out.append((call_id, call.name, redacted.get(target, ""), call.source.value))
+    return out
+
+
+def calls_from_cache(calls: Sequence[tuple[str, str, str, str]]) -> dict[str, ClassifiedCall]:
+    return {
+        call_id: ClassifiedCall(name, target, SourceKind(source))
+        for call_id, name, target, source in calls
+    }
+
+
+Group = dict[str, CachedFile]  # one session's files, by cache_key
+
+
+class ScanCache:
+    """The shards of one scrubber folder, read when first asked for, written when changed."""
+
+    def __init__(self, folder: Path, home: Path, scanner: SecretScanner, policy: Policy) -> None:
+        self.folder = folder
+        self._home = home
+        self._scanner = scanner
+        self.rules = rules_fingerprint(scanner, policy)
+        self._shards: dict[str, dict[str, Group]] = {}
+        self._usable = paths.check_private_dir(folder, home) if folder.exists() else True
+
+    @classmethod
+    def of(cls, home: Path, scanner: SecretScanner, policy: Policy) -> ScanCache:
+        return cls(paths.state_dir(home) / CACHE_FOLDER, home, scanner, policy)
+
+    def files(self, shard: str, group: str) -> Group:
+        """The cached files of a session (by cache_key) in a shard (its project folder's
+        name); empty when the shard is absent or not to be trusted."""
+        return self._shard(shard).get(group, {})
+
+    def _shard(self, shard: str) -> dict[str, Group]:
+        groups = self._shards.get(shard)
+        if groups is None:
+            groups = self._read(shard) if self._usable else {}
+            self._shards[shard] = groups
+        return groups
+
+    def forget(self) -> None:
+        """Answer nothing from what is on disk (`--no-cache`): every file is scanned, and the
+        shards are written afresh."""
+        self._usable = False
+        self._shards.clear()
+
+    def _shard_path(self, shard: str) -> Path:
+        return self.folder / (hashlib.sha256(shard.encode()).hexdigest()[:40] + ".json")
+
+    def _read(self, shard: str) -> dict[str, Group]:
+        try:
+            with paths.open_regular(self._shard_path(shard), follow=False) as handle:
+                st = os.fstat(handle.fileno())
+                if st.st_uid != os.geteuid() or st.st_mode & 0o077:
+                    return {}  # not ours, or open to others: not to be trusted
+                if st.st_size > _MAX_SHARD_BYTES:
+                    return {}
+                data = handle.read()
+        except OSError:
+            return {}
+        mac, _, body = data.partition(b"\n")
+        if mac.decode("latin-1") != self._mac(body):
+            return {}  # damaged, or written with another key or for other rules
+        with contextlib.suppress(ValueError, TypeError, KeyError, IndexError, AttributeError):
+            parsed = json.loads(body)
+            if parsed["format"] == CACHE_FORMAT and parsed["shard"] == shard:
+                return {
+                    group: {path: _file_from_json(item) for path, item in files.items()}
+                    for group, files in parsed["groups"].items()
+                }
+        return {}
+
+    def _mac(self, body: bytes) -> str:
+        return self._scanner.fingerprint(f"scan-cache\0{self.rules}\0" + body.decode("latin-1"))
+
+    def store(self, shard: str, groups: Mapping[str, Group]) -> None:
+        """Replace these sessions' entries in a shard and write it (best effort: a cache that
+        cannot be written is not). A session with no entry left is dropped."""
+        kept = self._shard(shard)
+        for group, files in groups.items():
+            if files:
+                kept[group] = files
+            else:
+                kept.pop(group, None)
+        body = json.dumps(
+            {
+                "format": CACHE_FORMAT,
+                "shard": shard,
+                "groups": {
+                    group: {path: _file_to_json(item) for path, item in files.items()}
+                    for group, files in kept.items()
+                },
+            },
+            separators=(",", ":"),
+        ).encode()
+        try:
+            paths.ensure_private_dir(self.folder, self._home)
+            mac = self._mac(body).encode()
+            atomic_write(self._shard_path(shard), [mac, b"\n", body], mode=PRIVATE_FILE_MODE)
+        except OSError:
+            return
+
+
+def rules_fingerprint(scanner: SecretScanner, policy: Policy) -> str:
+    """What the cached findings depend on, besides the file: a cache made under other rules
+    is not trusted."""
+    digest = hashlib.sha256()
+    digest.update(f"{CACHE_FORMAT}\0{scrubber.__version__}\0{_code_digest()}\0".encode())
+    digest.update(repr(policy.detection).encode())
+    for detector in scanner.index.detectors:
+        digest.update(f"\0{type(detector).__qualname__}:{detector.name}".encode())
+    digest.update(scanner.fingerprint("scan-cache key").encode())
+    return digest.hexdigest()
+
+
+_CODE_DIGEST: list[str] = []
+
+
+def _code_digest() -> str:
+    if not _CODE_DIGEST:
+        digest = hashlib.sha256()
+        package = Path(scrubber.__file__).parent
+        for name in _RULE_CODE:
+            where = package / name
+            files = sorted(where.rglob("*.py")) if where.is_dir() else [where]
+            for file in files:
+                with contextlib.suppress(OSError):
+                    digest.update(str(file.relative_to(package)).encode() + file.read_bytes())
+        _CODE_DIGEST.append(digest.hexdigest())
+    return _CODE_DIGEST[0]
+
+
+def file_state(st: os.stat_result, settled: tuple[int, int], head: str, tail: str) -> FileState:
+    return FileState(
+        st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev, *settled, head, tail
+    )
+
+
+def settled_digests(fd: int, settled: int, scanner: SecretScanner) -> tuple[str, str]:
+    """Keyed digests (the fingerprint key's HMAC) of a file's first bytes and of the bytes
+    just before `settled`."""
+    head = os.pread(fd, min(settled, _DIGEST_BYTES), 0)
+    start = max(0, settled - _DIGEST_BYTES)
+    tail = os.pread(fd, settled - start, start)
+    return keyed_digest(head, scanner), keyed_digest(tail, scanner)
+
+
+def keyed_digest(data: bytes, scanner: SecretScanner) -> str:
+    return scanner.fingerprint("scan-cache bytes\0" + data.decode("latin-1"))[:32]
+
+
+def settled_part_unchanged(fd: int, cached: CachedFile, scanner: SecretScanner) -> bool:
+    state = cached.state
+    return settled_digests(fd, state.settled, scanner) == (state.head, state.tail)
+
+
+# -- JSON -------------------------------------------------------------------------------------
+
+
+def _finding_to_json(f: Finding) -> list[Any]:
+    return [f.line, f.json_path, f.span[0], f.span[1], f.kind, f.detector, f.fingerprint,
+            f.session_id, f.record_uuid, f.source, f.in_thinking, f.length, f.prefix,
+            f.by_value]  # fmt: skip
+
+
+def _checked_finding(item: list[Any]) -> list[Any]:
+    """A stored finding, once its fields are of the types a Finding's are."""
+    (line, pointer, start, end, kind, detector, fingerprint, session_id, record_uuid, source,
+     in_thinking, length, prefix, by_value) = item  # fmt: skip
+    if not all(type(v) is int for v in (line, start, end, length)):
+        raise TypeError("a finding's place is not numbers")
+    if not all(isinstance(v, str) for v in (kind, detector, fingerprint, prefix)):
+        raise TypeError("a finding's kind is not text")
+    if not all(v is None or isinstance(v, str) for v in (pointer, session_id, record_uuid, source)):
+        raise TypeError("a finding's place is not text")
+    if type(in_thinking) is not bool or type(by_value) is not bool:
+        raise TypeError("a finding's flags are not booleans")
+    return item
+
+
+def _finding_from_json(file: str, item: list[Any]) -> Finding:
+    (line, pointer, start, end, kind, detector, fingerprint, session_id, record_uuid, source,
+     in_thinking, length, prefix, by_value) = item  # fmt: skip
+    return Finding(file, line, pointer, (start, end), kind, detector, fingerprint, session_id,
+                   record_uuid, source, in_thinking, length, prefix, by_value)  # fmt: skip
+
+
+def _file_to_json(item: CachedFile) -> dict[str, Any]:
+    s = item.state
+    return {
+        "state": [
+            s.size,
+            s.mtime_ns,
+            s.ctime_ns,
+            s.inode,
+            s.device,
+            s.settled,
+            s.settled_lines,
+            s.head,
+            s.tail,
+        ],
+        "findings": item.stored_findings,
+        "problems": item.problems,
+        "line_starts": list(item.line_starts.items()),
+        "calls": item.calls,
+        "title": [item.title, item.title_digest],
+    }
+
+
+def _file_from_json(item: dict[str, Any]) -> CachedFile:
+    size, mtime, ctime, inode, device, settled, settled_lines, head, tail = item["state"]
+    numbers = (size, mtime, ctime, inode, device, settled, settled_lines)
+    if not all(isinstance(v, int) for v in numbers):
+        raise TypeError("a file state is not numbers")
+    title, title_digest = item["title"]
+    return CachedFile(
+        FileState(size, mtime, ctime, inode, device, settled, settled_lines, str(head), str(tail)),
+        [_checked_finding(f) for f in item["findings"]],
+        [(int(line), str(why)) for line, why in item["problems"]],
+        {int(offset): int(number) for offset, number in item["line_starts"]},
+        [(str(i), str(n), str(t), str(SourceKind(s))) for i, n, t, s in item["calls"]],
+        title if isinstance(title, str) else None,
+        title_digest if isinstance(title_digest, str) else None,
+    )
