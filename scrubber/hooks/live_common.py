@@ -18,15 +18,13 @@ from typing import IO, Any
 
 from scrubber import paths
 from scrubber.hooks.files import append_log_line, write_json_atomic
-from scrubber.policy.model import (
-    Allowlist,
-    LivePolicy,
-    Policy,
-    PolicyValueError,
-    allowlist_from_json,
-    compile_live_json,
-    live_from_json,
-)
+
+# The policy's model is imported where the settings are read or written, not here: the live
+# hooks' fast path (post_tool_use.py) logs through this module without ever needing it.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from scrubber.detection.live_prescan import Prescan
+    from scrubber.policy.model import Allowlist, LivePolicy, Policy
 
 LIVE_FILE = "live.json"
 LIVE_LOG = "live.log"
@@ -46,15 +44,17 @@ def live_settings_file(home: Path) -> Path:
 
 
 def write_live_settings(policy: Policy, home: Path) -> Path:
-    """Compile `policy.live` (and the allowlist) into `state/live.json` for the live hooks."""
+    """Compile `policy.live` (and the allowlist) into `state/live.json` for the live hooks,
+    with the prescan of the live detectors (detection/live_prescan.py)."""
+    from scrubber.detection.live_prescan import compile_prescan
     from scrubber.detection.registry import live_detectors
-    from scrubber.hooks.live_gate import compile_gate
+    from scrubber.policy.model import compile_live_json
 
     target = live_settings_file(home)
     paths.ensure_private_dir(target.parent, home)
     data = compile_live_json(policy)
     detectors = live_detectors(policy.live.detectors, policy.detection.disabled_detectors)
-    data["gate"] = compile_gate(detectors)
+    data["prescan"] = compile_prescan(detectors)
     write_json_atomic(target, data)
     return target
 
@@ -62,27 +62,23 @@ def write_live_settings(policy: Policy, home: Path) -> Path:
 class LiveSettings:
     """What the live hooks were told by the policy (defaults when nothing was compiled)."""
 
-    __slots__ = ("allowlist", "disabled", "gate", "live")
+    __slots__ = ("allowlist", "disabled", "live", "prescan")
 
     def __init__(
         self,
         live: LivePolicy,
         allowlist: Allowlist,
         disabled: tuple[str, ...],
-        gate: dict[str, Any] | None = None,
+        prescan: Prescan | None = None,
     ) -> None:
         self.live = live
         self.allowlist = allowlist
         self.disabled = disabled
-        self.gate = gate  # live_gate's quick condition, compiled with these settings
+        self.prescan = prescan  # compiled with these settings; None: not compiled, or stale
 
-    def may_hold_secret(self, data: bytes) -> bool:
-        """False only when the compiled gate proves no live detector can match in `data`."""
-        if self.gate is None:
-            return True
-        from scrubber.hooks.live_gate import may_hold_secret
-
-        return may_hold_secret(data, self.gate)
+    def may_hold_secret(self, text: str) -> bool:
+        """False only when the prescan proves no live detector can match in `text`."""
+        return self.prescan is None or bool(self.prescan.candidates(text))
 
 
 def _read_json(path: Path) -> dict[str, Any] | None:
@@ -96,22 +92,29 @@ def _read_json(path: Path) -> dict[str, Any] | None:
 
 def load_live_settings(home: Path) -> LiveSettings:
     """The compiled settings; a missing or malformed file gives the defaults (mask, pass)."""
+    from scrubber.detection.live_prescan import Prescan
+    from scrubber.policy.model import (
+        Allowlist,
+        LivePolicy,
+        PolicyValueError,
+        allowlist_from_json,
+        live_from_json,
+    )
+
     data = _read_json(live_settings_file(home))
     source = data if data is not None else _read_json(paths.state_dir(home) / ALLOWLIST_FILE)
     live = LivePolicy()
     allowlist: Allowlist = Allowlist()
     disabled: tuple[str, ...] = ()
-    gate = None
+    prescan = None
     if data is not None:
         with contextlib.suppress(PolicyValueError):
             live = live_from_json(data)
-            from scrubber.hooks.live_gate import valid_gate
-
-            gate = data.get("gate") if valid_gate(data.get("gate")) else None
+            prescan = Prescan.from_json(data.get("prescan"))
     if source is not None:
         with contextlib.suppress(PolicyValueError):
             allowlist, disabled = allowlist_from_json(source)
-    return LiveSettings(live, allowlist, disabled, gate)
+    return LiveSettings(live, allowlist, disabled, prescan)
 
 
 def build_scanner(home: Path, settings: LiveSettings) -> Any:
@@ -128,9 +131,14 @@ def read_stdin(stream: IO[bytes] | None) -> bytes:
     """The hook's stdin, bounded; raises Ignored when it is too large."""
     stream = stream if stream is not None else sys.stdin.buffer
     data = b"" if stream.isatty() else stream.read(MAX_INPUT_BYTES + 1)
+    check_size(data)
+    return data
+
+
+def check_size(data: bytes) -> None:
+    """Raises Ignored when the hook's input is larger than any tool output."""
     if len(data) > MAX_INPUT_BYTES:
         raise Ignored(f"input larger than {MAX_INPUT_BYTES >> 20} MiB")
-    return data
 
 
 def read_payload(data: bytes, expected_event: str) -> dict[str, Any]:

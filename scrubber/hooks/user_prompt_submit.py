@@ -42,7 +42,7 @@ def run(payload: Mapping[str, Any], env: Mapping[str, str], settings: LiveSettin
     prompt = payload.get("prompt")
     if not isinstance(prompt, str):
         raise Ignored("no prompt")
-    if not settings.may_hold_secret(prompt.encode("utf-8", errors="surrogatepass")):
+    if not settings.may_hold_secret(prompt):
         return None
     from scrubber.usecases.live import block_reason, prompt_secrets
 

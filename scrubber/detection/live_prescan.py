@@ -1,0 +1,513 @@
+"""The live hooks' prescan: which live detectors may match in a text, told with the standard
+library alone, before any detector's module is imported (importing and building the scanner was
+most of a hook call's time: bench/README.md).
+
+`compile_prescan` (at `scrub install` and when the worker recompiles `state/live.json`) turns
+the live detectors into plain data: per detector, what wakes it (its anchors' ASCII prefixes,
+the literals the scanner's gates are made of, or its own gates: gates.py) and, for a pattern
+rule, a confirmation: its pattern without the leading look-behinds, which every hit lies in a
+match of (base.PatternRule.find), with how far such a match reaches when that is bounded.
+
+In the hook, `Prescan.candidates` finds every place a literal occurs with one regex shaped like
+a trie (one pass over the text, whatever the number of literals), and keeps a woken detector
+only when its confirmation matches around one of those places: the 4-hex anchors (`4b1d`,
+`acca`) that any megabyte of git SHAs holds no longer send a clean output to the full scan.
+Every step is a necessary condition, so a detector left out cannot match the text.
+
+The compiled data lives in a file someone else may have planted: `Prescan.from_json` checks
+its shape and bounds, and that it was compiled from the detection code installed now
+(`rules_stamp`); anything else gives None, and the caller runs the full scan.
+"""
+
+from __future__ import annotations
+
+# os.path throughout: this module is imported on the hooks' fastest path, and pathlib costs
+# more to import than the prescan of 100 KB takes.
+# ruff: noqa: PTH100, PTH116, PTH118, PTH120
+import os
+import re
+
+# The parser behind `re` (no stubs), as in required_literals.py; `re` has imported it already.
+import re._constants as c  # type: ignore[import-not-found]
+import re._parser as parser  # type: ignore[import-not-found]
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any
+
+PRESCAN_FORMAT = 1
+# Placeholders are masked before detectors run (placeholder.py): a text holding one is not
+# judged here; every detector is a candidate.
+_PLACEHOLDER_PREFIX = "[REDACTED:"
+# Bounds on what a compiled file may hold (far above the real ones: ~80 detectors, ~200
+# literals), so that a planted file cannot make the hook compile without end.
+_MAX_DETECTORS = 512
+_MAX_PATTERN = 4096
+_MAX_WIDTH = 1 << 20
+# Windowed confirmations of one detector before it is confirmed on the whole text once (text
+# that repeats a literal thousands of times costs one search, not thousands).
+_MAX_WINDOWS = 16
+_MODULE = re.compile(r"[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)?")
+_RULES_PACKAGE = "scrubber.detection.rules."
+# As a plain int: `~` of a RegexFlag keeps only the bits the enum defines.
+_ALLOWED_FLAGS = int(re.IGNORECASE | re.MULTILINE | re.DOTALL | re.VERBOSE)
+
+
+def rules_stamp() -> list[list[object]]:
+    """What the detection code installed now is: (path, size, mtime) of every module of
+    `scrubber.detection`. A prescan compiled from other code (an upgrade, an edited checkout)
+    is not trusted."""
+    root = os.path.dirname(os.path.abspath(__file__))
+    stamp: list[list[object]] = []
+    for folder, subfolders, files in os.walk(root):
+        subfolders[:] = sorted(d for d in subfolders if d != "__pycache__")
+        for name in sorted(files):
+            if name.endswith(".py"):
+                st = os.stat(os.path.join(folder, name))
+                relative = os.path.relpath(os.path.join(folder, name), root)
+                stamp.append([relative, st.st_size, st.st_mtime_ns])
+    return stamp
+
+
+# -- what the live path reads of a tool's output ----------------------------------------------
+
+# Built-in tools whose output is text read from the world (files, commands, the web). Tools
+# whose output is the model's own words (Write, Edit, TodoWrite, Task) are not scanned: a
+# replacement there changes nothing the model did not already write.
+TEXT_TOOLS = frozenset(
+    {
+        "Read",
+        "Bash",
+        "BashOutput",
+        "KillShell",
+        "KillBash",
+        "Grep",
+        "Glob",
+        "LS",
+        "WebFetch",
+        "WebSearch",
+        "NotebookRead",
+    }
+)
+# Keys whose string is binary data (an image's base64) or an id: never scanned, never changed.
+OPAQUE_KEYS = frozenset({"base64", "signature", "persistedOutputPath", "tool_use_id"})
+_IMAGE_TYPES = frozenset({"image", "document"})
+
+
+def scans_tool(name: object) -> bool:
+    """Whether the live hook looks at this tool's output (built-in text tools, MCP tools)."""
+    return isinstance(name, str) and (name in TEXT_TOOLS or name.startswith("mcp__"))
+
+
+def opaque_member(parent: Mapping[str, Any], key: str) -> bool:
+    """Whether `parent[key]` (and all inside it) is binary data or an id, never scanned."""
+    if key in OPAQUE_KEYS:
+        return True
+    binary = parent.get("type") in _IMAGE_TYPES or "media_type" in parent or "mimeType" in parent
+    return binary and key in ("data", "source")
+
+
+def tool_output_strings(value: object) -> Iterator[str]:
+    """The strings of a tool output the live path scans (usecases.live masks these)."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, list):
+        for item in value:
+            yield from tool_output_strings(item)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            if not opaque_member(value, key):
+                yield from tool_output_strings(item)
+
+
+# -- compiling (at install, with the detectors imported) ------------------------------------
+
+
+def compile_prescan(detectors: Sequence[Any]) -> dict[str, Any]:
+    """The prescan of `detectors` (the live set, in its order) as JSON-ready data."""
+    from scrubber.detection.rules.base import PatternRule, strip_leading_lookbehinds
+
+    entries = []
+    for detector in detectors:
+        module, index = _location(detector)
+        own = getattr(detector, "gates", None)
+        if own is not None and isinstance(detector, PatternRule):
+            # A pattern rule's gates that start with rare literals (`ntn_`, `secret_`): those
+            # literals wake it (every gate match begins with one), and its pattern confirms.
+            starts = _gate_starts(own)
+            if starts is not None:
+                own, anchors = None, tuple(starts)
+            else:
+                anchors = detector.anchors
+        else:
+            anchors = detector.anchors
+        literals = (
+            [] if own is not None else sorted({p for a in anchors if (p := _ascii_prefix(a))})
+        )
+        if own is None and not literals:
+            continue  # no gate at all: the scanner never wakes it on text of unknown origin
+        confirm = None
+        if isinstance(detector, PatternRule):
+            core = strip_leading_lookbehinds(detector.pattern)
+            width = max_reach(core, detector.flags)
+            caseless = bool(detector.flags & re.IGNORECASE)
+            around = bool(literals) and width is not None and _holds(core, literals, caseless)
+            confirm = [core, int(detector.flags), width if around else None]
+        entries.append(
+            {
+                "name": detector.name,
+                "module": module,
+                "index": index,
+                "literals": literals,
+                "gates": [[g.text, g.caseless] for g in own] if own is not None else None,
+                "confirm": confirm,
+            }
+        )
+    return {"format": PRESCAN_FORMAT, "stamp": rules_stamp(), "detectors": entries}
+
+
+def _holds(pattern: str, literals: list[str], caseless: bool) -> bool:
+    """Whether every match of `pattern` holds one of `literals` (ASCII case aside): then a
+    match lies within its reach of a place where a literal occurs."""
+    from scrubber.detection.required_literals import every_match_holds_one_of
+
+    try:
+        if every_match_holds_one_of(pattern, literals, caseless):
+            return True
+    except UnicodeEncodeError:  # a pattern beyond latin-1: not provable that way
+        pass
+    starts = _start_spellings(pattern, caseless)
+    wanted = [lit.lower() for lit in literals]
+    return starts is not None and all(any(w in s for w in wanted) for s in starts)
+
+
+# More spellings of a pattern's start than this and the proof is given up.
+_MAX_SPELLINGS = 1024
+
+
+def _start_spellings(pattern: str, caseless: bool) -> set[str] | None:
+    """Every way a match of `pattern` can begin, lower-cased, as far as its start is a finite
+    set of strings (`(?:AKIA|A3T[A-Z0-9])` gives akia and a3ta…a3t9); None when unknown. The
+    parser factors alternations (`A(?:KIA|3T…)`), which required_literals does not see through."""
+
+    def language(items: Iterable[tuple[Any, Any]], whole: bool) -> set[str] | None:
+        spellings = {""}
+        for op, av in items:
+            chars: set[str] | None = None
+            if op is c.LITERAL:
+                chars = {chr(av)}
+            elif op is c.IN:
+                chars = set()
+                for inner_op, inner in av:
+                    if inner_op is c.LITERAL:
+                        chars.add(chr(inner))
+                    elif inner_op is c.RANGE and inner[1] - inner[0] < 128:
+                        chars.update(chr(x) for x in range(inner[0], inner[1] + 1))
+                    else:
+                        chars = None
+                        break
+            elif op in (c.AT, c.ASSERT, c.ASSERT_NOT):
+                continue  # consumes nothing
+            elif op in (c.SUBPATTERN, c.BRANCH):
+                branches = [av[-1]] if op is c.SUBPATTERN else av[1]
+                parts: set[str] = set()
+                for branch in branches:
+                    part = language(branch, True)
+                    if part is None:
+                        return spellings if not whole else None
+                    parts |= part
+                if len(spellings) * len(parts) > _MAX_SPELLINGS:
+                    return spellings if not whole else None
+                spellings = {s + p for s in spellings for p in parts}
+                continue
+            if chars is None or len(spellings) * len(chars) > _MAX_SPELLINGS:
+                return spellings if not whole else None
+            spellings = {s + ch.lower() for s in spellings for ch in chars}
+        return spellings
+
+    try:
+        found = language(parser.parse(pattern, re.IGNORECASE if caseless else 0), False)
+    except (re.error, RecursionError, ValueError):
+        return None
+    return found if found and "" not in found else None
+
+
+# A gate's starting literals stand in for it only when they are this long (shorter ones, such
+# as `s.`, occur everywhere and would wake the rule more often than the gate does).
+_MIN_START_LITERAL = 4
+
+
+def _gate_starts(gates: Sequence[Any]) -> set[str] | None:
+    """The literals every match of one of `gates` starts with, when they are few and long."""
+    starts: set[str] = set()
+    for gate in gates:
+        found = _start_spellings(gate.text, gate.caseless)
+        if found is None or len(found) > 64 or min(map(len, found)) < _MIN_START_LITERAL:
+            return None
+        starts |= found
+    return starts
+
+
+def _ascii_prefix(anchor: str) -> str:
+    """The part of an anchor the scanner's literal gate looks for (gates.literal_gate)."""
+    prefix = ""
+    for ch in anchor:
+        if ord(ch) > 127:
+            break
+        prefix += ch
+    return prefix.lower()
+
+
+def _location(detector: object) -> tuple[str, int]:
+    """The rule module (under scrubber.detection.rules) whose RULES hold `detector`, and where."""
+    import sys
+
+    for name, module in sorted(sys.modules.items()):
+        if not name.startswith(_RULES_PACKAGE):
+            continue
+        rules = getattr(module, "RULES", ())
+        for index, rule in enumerate(rules if isinstance(rules, tuple) else ()):
+            if rule is detector:
+                return name[len(_RULES_PACKAGE) :], index
+    raise ValueError(f"detector {getattr(detector, 'name', '?')!r} is in no rule module's RULES")
+
+
+def max_reach(pattern: str, flags: int = 0) -> int | None:
+    """How far right of where a match starts the regex engine may look for it (look-aheads
+    counted as if consumed), or None when that is unbounded or not known."""
+
+    def reach(items: Iterable[tuple[Any, Any]]) -> int | None:
+        total = 0
+        for op, av in items:
+            if op in (c.LITERAL, c.NOT_LITERAL, c.ANY, c.IN, c.RANGE, c.CATEGORY):
+                width: int | None = 1
+            elif op is c.AT:
+                width = 0
+            elif op is c.SUBPATTERN:
+                width = reach(av[-1])
+            elif op is c.ATOMIC_GROUP:
+                width = reach(av)
+            elif op is c.BRANCH:
+                widths = [reach(branch) for branch in av[1]]
+                width = None if None in widths else max(w for w in widths if w is not None)
+            elif op in (c.MAX_REPEAT, c.MIN_REPEAT, c.POSSESSIVE_REPEAT):
+                _low, high, inner = av
+                one = reach(inner)
+                width = None if one is None or high == c.MAXREPEAT else high * one
+            elif op in (c.ASSERT, c.ASSERT_NOT):
+                # A look-behind reads before the match (`search(text, pos)` sees before pos);
+                # a look-ahead reads past what is consumed.
+                width = 0 if av[0] < 0 else reach(av[1])
+            else:
+                return None  # back-references, conditionals: not bounded here
+            if width is None:
+                return None
+            total += width
+        return total
+
+    try:
+        found = reach(parser.parse(pattern, flags))
+    except (re.error, RecursionError, TypeError, ValueError):
+        return None
+    return found if found is not None and found <= _MAX_WIDTH else None
+
+
+# -- in the hook ----------------------------------------------------------------------------
+
+
+class _Entry:
+    __slots__ = ("confirm", "gates", "index", "literals", "module", "name", "width")
+
+    def __init__(self, raw: Mapping[str, Any]) -> None:
+        self.name: str = raw["name"]
+        self.module: str = raw["module"]
+        self.index: int = raw["index"]
+        self.literals: tuple[bytes, ...] = tuple(lit.encode("ascii") for lit in raw["literals"])
+        gates = raw["gates"]
+        self.gates: tuple[tuple[str, bool], ...] | None = (
+            None if gates is None else tuple((str(p), bool(cl)) for p, cl in gates)
+        )
+        confirm = raw["confirm"]
+        self.confirm: tuple[str, int] | None = None
+        self.width: int | None = None
+        if confirm is not None:
+            self.confirm = (confirm[0], confirm[1])
+            self.width = confirm[2]
+
+
+def _valid_entry(raw: object) -> bool:
+    if not isinstance(raw, dict):
+        return False
+    name, module, index = raw.get("name"), raw.get("module"), raw.get("index")
+    literals, gates, confirm = raw.get("literals"), raw.get("gates"), raw.get("confirm")
+    return (
+        isinstance(name, str)
+        and 0 < len(name) <= 100
+        and isinstance(module, str)
+        and _MODULE.fullmatch(module) is not None
+        and type(index) is int
+        and 0 <= index < 1000
+        and isinstance(literals, list)
+        and all(
+            isinstance(lit, str) and 0 < len(lit) <= 100 and lit.isascii() and lit == lit.lower()
+            for lit in literals
+        )
+        and (
+            gates is None
+            or (
+                isinstance(gates, list)
+                and all(
+                    isinstance(g, list)
+                    and len(g) == 2
+                    and isinstance(g[0], str)
+                    and len(g[0]) <= _MAX_PATTERN
+                    and isinstance(g[1], bool)
+                    for g in gates
+                )
+            )
+        )
+        and (gates is not None or bool(literals))
+        and (
+            confirm is None
+            or (
+                isinstance(confirm, list)
+                and len(confirm) == 3
+                and isinstance(confirm[0], str)
+                and len(confirm[0]) <= _MAX_PATTERN
+                and type(confirm[1]) is int
+                and confirm[1] & ~_ALLOWED_FLAGS == 0
+                and (confirm[2] is None or (type(confirm[2]) is int and confirm[2] >= 0))
+            )
+        )
+    )
+
+
+class Prescan:
+    """Which of the compiled detectors may match in a text (see the module docstring)."""
+
+    __slots__ = ("_by_first", "_confirms", "_gated", "_literal_re", "_owners", "entries")
+
+    def __init__(self, entries: Sequence[_Entry]) -> None:
+        self.entries = tuple(entries)
+        owners: dict[bytes, list[int]] = {}
+        gated: list[tuple[int, list[re.Pattern[bytes]]]] = []
+        for i, entry in enumerate(self.entries):
+            if entry.gates is not None:
+                gated.append(
+                    (
+                        i,
+                        [
+                            re.compile(p.encode("latin-1"), re.IGNORECASE if caseless else 0)
+                            for p, caseless in entry.gates
+                        ],
+                    )
+                )
+            for literal in entry.literals:
+                owners.setdefault(literal, []).append(i)
+        self._owners = owners
+        self._gated = gated
+        by_first: dict[int, list[bytes]] = {}
+        for literal in owners:
+            by_first.setdefault(literal[0], []).append(literal)
+        self._by_first = by_first
+        self._literal_re = _trie_regex(owners) if owners else None
+        self._confirms: dict[int, re.Pattern[str]] = {}
+
+    @classmethod
+    def from_json(cls, data: object) -> Prescan | None:
+        """The prescan `compile_prescan` wrote, or None when `data` is not one, is malformed,
+        or was compiled from other detection code than the installed one."""
+        if not isinstance(data, dict) or data.get("format") != PRESCAN_FORMAT:
+            return None
+        raw = data.get("detectors")
+        if not isinstance(raw, list) or len(raw) > _MAX_DETECTORS:
+            return None
+        if not all(_valid_entry(entry) for entry in raw):
+            return None
+        if data.get("stamp") != rules_stamp():
+            return None
+        try:
+            return cls([_Entry(entry) for entry in raw])
+        except (re.error, UnicodeEncodeError, RecursionError, OverflowError):
+            return None
+
+    def candidates(self, text: str) -> set[int]:
+        """The indexes (into `entries`) of the detectors that may match somewhere in `text`."""
+        if _PLACEHOLDER_PREFIX in text:
+            return set(range(len(self.entries)))
+        data = text.encode("utf-8", "surrogatepass")
+        found: set[int] = set()
+        ruled_out: set[int] = set()
+        if self._literal_re is not None:
+            self._literal_candidates(text, data.lower(), found, ruled_out)
+        for i, gates in self._gated:
+            woken = i not in found and any(gate.search(data) for gate in gates)
+            if woken and self._confirmed(i, text, None):
+                found.add(i)
+        return found
+
+    def _literal_candidates(
+        self, text: str, lowered: bytes, found: set[int], ruled_out: set[int]
+    ) -> None:
+        # Positions in `lowered` are positions in `text` when it is ASCII (one byte each).
+        aligned = text.isascii()
+        attempts: dict[int, int] = {}
+        search = self._literal_re
+        assert search is not None  # noqa: S101 - the caller checked
+        undecided = len(self.entries) - len(self._gated)
+        position = 0
+        while undecided > 0:
+            match = search.search(lowered, position)
+            if match is None:
+                return
+            at = match.start()
+            position = at + 1
+            for literal in self._by_first[lowered[at]]:
+                if not lowered.startswith(literal, at):
+                    continue
+                for i in self._owners[literal]:
+                    if i in found or i in ruled_out:
+                        continue
+                    tries = attempts.get(i, 0)
+                    attempts[i] = tries + 1
+                    window = (at, at + len(literal)) if aligned and tries < _MAX_WINDOWS else None
+                    if self._confirmed(i, text, window):
+                        found.add(i)
+                        undecided -= 1
+                    elif window is None:
+                        ruled_out.add(i)  # confirmed on the whole text: it cannot match
+                        undecided -= 1
+
+    def _confirmed(self, i: int, text: str, window: tuple[int, int] | None) -> bool:
+        """Whether detector `i`'s confirmation matches around `window` (a literal's place), or
+        anywhere in `text` (window None, or a confirmation not bounded around its literals)."""
+        entry = self.entries[i]
+        if entry.confirm is None:
+            return True
+        pattern = self._confirms.get(i)
+        if pattern is None:
+            pattern = re.compile(entry.confirm[0], entry.confirm[1])
+            self._confirms[i] = pattern
+        if window is None or entry.width is None:
+            return pattern.search(text) is not None
+        width = entry.width
+        start, end = window
+        return pattern.search(text, max(0, start - width), min(len(text), end + width)) is not None
+
+
+def _trie_regex(literals: Iterable[bytes]) -> re.Pattern[bytes]:
+    """One regex matching where any of `literals` starts, shaped like a trie: at each place
+    the engine follows one branch per byte instead of trying every literal (an alternation of
+    ~200 literals read 1 MB in 500 ms, this one in about 45 ms)."""
+    trie: dict[int, Any] = {}
+    for literal in literals:
+        node = trie
+        for byte in literal:
+            node = node.setdefault(byte, {})
+        node[-1] = {}  # a literal ends here
+
+    def emit(node: dict[int, Any]) -> bytes:
+        if -1 in node:
+            return b""  # a literal ends here: matching its prefix is enough
+        branches = [re.escape(bytes([b])) + emit(child) for b, child in sorted(node.items())]
+        return branches[0] if len(branches) == 1 else b"(?:" + b"|".join(branches) + b")"
+
+    return re.compile(emit(trie))
