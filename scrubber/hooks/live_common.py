@@ -13,16 +13,14 @@ import os
 import sys
 import time
 from collections.abc import Mapping
-from pathlib import Path
 from typing import IO, Any
 
-from scrubber import paths
-from scrubber.hooks.files import append_log_line, write_json_atomic
-
-# The policy's model is imported where the settings are read or written, not here: the live
-# hooks' fast path (post_tool_use.py) logs through this module without ever needing it.
+# Light on import (the hooks' fast paths read its constants): `paths` (pathlib, durable), the
+# policy's model and the detection code are imported by the functions that use them.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from scrubber.detection.live_prescan import Prescan
     from scrubber.policy.model import Allowlist, LivePolicy, Policy
 
@@ -40,14 +38,18 @@ class Ignored(Exception):
 
 
 def live_settings_file(home: Path) -> Path:
+    from scrubber import paths
+
     return paths.state_dir(home) / LIVE_FILE
 
 
 def write_live_settings(policy: Policy, home: Path) -> Path:
     """Compile `policy.live` (and the allowlist) into `state/live.json` for the live hooks,
     with the prescan of the live detectors (detection/live_prescan.py)."""
+    from scrubber import paths
     from scrubber.detection.live_prescan import compile_prescan
     from scrubber.detection.registry import live_detectors
+    from scrubber.hooks.files import write_json_atomic
     from scrubber.policy.model import compile_live_json
 
     target = live_settings_file(home)
@@ -82,6 +84,8 @@ class LiveSettings:
 
 
 def _read_json(path: Path) -> dict[str, Any] | None:
+    from scrubber import paths
+
     try:
         with paths.open_regular(path, follow=False) as stream:
             data = json.loads(stream.read(1 << 20))
@@ -92,6 +96,7 @@ def _read_json(path: Path) -> dict[str, Any] | None:
 
 def load_live_settings(home: Path) -> LiveSettings:
     """The compiled settings; a missing or malformed file gives the defaults (mask, pass)."""
+    from scrubber import paths
     from scrubber.detection.live_prescan import Prescan
     from scrubber.policy.model import (
         Allowlist,
@@ -119,6 +124,7 @@ def load_live_settings(home: Path) -> LiveSettings:
 
 def build_scanner(home: Path, settings: LiveSettings) -> Any:
     """The live scanner (token rules of the light set; see registry.live_detectors)."""
+    from scrubber import paths
     from scrubber.detection.fingerprint import read_or_create_key
     from scrubber.detection.registry import build_live_scanner, live_detectors
 
@@ -158,6 +164,9 @@ def read_payload(data: bytes, expected_event: str) -> dict[str, Any]:
 
 
 def log(home: Path, hook: str, message: str) -> None:
+    from scrubber import paths
+    from scrubber.hooks.files import append_log_line
+
     stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     with contextlib.suppress(OSError):
         paths.ensure_private_dir(home / "log", home)

@@ -31,6 +31,7 @@ from collections.abc import Mapping, Sequence
 from typing import IO, Any
 
 from scrubber.detection.live_prescan import Prescan, scans_tool, tool_output_strings
+from scrubber.hooks.live_common import LIVE_FILE, MAX_INPUT_BYTES, MAX_SIDE_FILE_BYTES
 from scrubber.hooks.status_state import config_dir, loads, read_json, scrub_home
 
 # The detection code, the policy's model and the use case are imported only when the prescan
@@ -44,10 +45,6 @@ if TYPE_CHECKING:
 
 HOOK = "post-tool-use"
 EVENT = "PostToolUse"
-LIVE_FILE = "live.json"  # live_common.LIVE_FILE, in $SCRUB_HOME/state/
-# As live_common's: a tool output is at most a few MB; anything larger is not ours to read.
-MAX_INPUT_BYTES = 16 << 20
-MAX_SIDE_FILE_BYTES = 64 << 20
 
 
 class SideFileRefused(ValueError):

@@ -31,10 +31,21 @@ FORBIDDEN = ("detect_secrets", "typer", "click", "yaml", "cryptography")
 def env(tmp_path: Path, request: pytest.FixtureRequest) -> dict[str, str]:
     """Each test twice: without state/live.json (the full path), and with it compiled (the
     fast path: the prescan, and the light scanner of its candidates)."""
-    config = tmp_path / "config"
-    (config / "projects" / PROJECT / SESSION / "tool-results").mkdir(parents=True)
     if request.param == "fast":
         write_live_settings(Policy(), tmp_path / "home")
+    return make_env(tmp_path)
+
+
+@pytest.fixture
+def compiled_env(tmp_path: Path) -> dict[str, str]:
+    """With state/live.json compiled from the default policy."""
+    write_live_settings(Policy(), tmp_path / "home")
+    return make_env(tmp_path)
+
+
+def make_env(tmp_path: Path) -> dict[str, str]:
+    config = tmp_path / "config"
+    (config / "projects" / PROJECT / SESSION / "tool-results").mkdir(parents=True)
     return {
         "CLAUDE_CONFIG_DIR": str(config),
         "SCRUB_HOME": str(tmp_path / "home"),
@@ -283,8 +294,8 @@ def launch(env: dict[str, str], data: bytes) -> tuple[str, list[str]]:
     return done.stdout.decode(), eval(done.stderr.decode())  # noqa: S307 - our own repr
 
 
-def test_the_fast_path_imports_no_scanner_and_no_policy(env: dict[str, str]) -> None:
-    write_live_settings(Policy(), Path(env["SCRUB_HOME"]))
+def test_the_fast_path_imports_no_scanner_and_no_policy(compiled_env: dict[str, str]) -> None:
+    env = compiled_env
     token, _ = secrets()
     clean = payload(env, "Bash", {"stdout": "4b1d acca eaaa " * 50 + "plain", "stderr": ""})
     assert launch(env, json.dumps(clean).encode()) == ("", [])
@@ -296,9 +307,9 @@ def test_the_fast_path_imports_no_scanner_and_no_policy(env: dict[str, str]) -> 
     assert "scrubber.policy.model" not in heavy
 
 
-def test_a_stale_prescan_falls_back_to_the_full_scan(env: dict[str, str]) -> None:
+def test_a_stale_prescan_falls_back_to_the_full_scan(compiled_env: dict[str, str]) -> None:
+    env = compiled_env
     home = Path(env["SCRUB_HOME"])
-    write_live_settings(Policy(), home)
     live = home / "state" / "live.json"
     data = json.loads(live.read_text())
     data["prescan"]["stamp"] = []  # compiled from other detection code
@@ -310,7 +321,8 @@ def test_a_stale_prescan_falls_back_to_the_full_scan(env: dict[str, str]) -> Non
     assert "scrubber.detection.scan" in heavy
 
 
-def test_a_clean_side_file_is_left_as_it_is(env: dict[str, str]) -> None:
+def test_a_clean_side_file_is_left_as_it_is(compiled_env: dict[str, str]) -> None:
+    env = compiled_env
     side = Path(env["CLAUDE_CONFIG_DIR"]) / "projects" / PROJECT / SESSION / "tool-results"
     side = side / "toolu_02.txt"
     side.write_text("4b1d " * 10_000)
