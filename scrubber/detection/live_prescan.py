@@ -45,6 +45,7 @@ _MAX_WIDTH = 1 << 20
 # Windowed confirmations of one detector before it is confirmed on the whole text once (text
 # that repeats a literal thousands of times costs one search, not thousands).
 _MAX_WINDOWS = 16
+_MEMO_SIZE = 16
 _MODULE = re.compile(r"[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)?")
 _RULES_PACKAGE = "scrubber.detection.rules."
 # As a plain int: `~` of a RegexFlag keeps only the bits the enum defines.
@@ -383,7 +384,7 @@ def _valid_entry(raw: object) -> bool:
 class Prescan:
     """Which of the compiled detectors may match in a text (see the module docstring)."""
 
-    __slots__ = ("_by_first", "_confirms", "_gated", "_literal_re", "_owners", "entries")
+    __slots__ = ("_by_first", "_confirms", "_gated", "_literal_re", "_memo", "_owners", "entries")
 
     def __init__(self, entries: Sequence[_Entry]) -> None:
         self.entries = tuple(entries)
@@ -410,6 +411,9 @@ class Prescan:
         self._by_first = by_first
         self._literal_re = _trie_regex(owners) if owners else None
         self._confirms: dict[int, re.Pattern[str]] = {}
+        # The answers for the last few strings (kept with them, so an id is not reused): the
+        # hook asks once to decide, and its scanner asks again for the same strings.
+        self._memo: dict[int, tuple[str, frozenset[int]]] = {}
 
     @classmethod
     def from_json(cls, data: object) -> Prescan | None:
@@ -429,8 +433,18 @@ class Prescan:
         except (re.error, UnicodeEncodeError, RecursionError, OverflowError):
             return None
 
-    def candidates(self, text: str) -> set[int]:
+    def candidates(self, text: str) -> frozenset[int]:
         """The indexes (into `entries`) of the detectors that may match somewhere in `text`."""
+        remembered = self._memo.get(id(text))
+        if remembered is not None and remembered[0] is text:
+            return remembered[1]
+        found = frozenset(self._candidates(text))
+        if len(self._memo) >= _MEMO_SIZE:
+            self._memo.clear()
+        self._memo[id(text)] = (text, found)
+        return found
+
+    def _candidates(self, text: str) -> set[int]:
         if _PLACEHOLDER_PREFIX in text:
             return set(range(len(self.entries)))
         data = text.encode("utf-8", "surrogatepass")

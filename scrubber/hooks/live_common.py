@@ -33,6 +33,23 @@ MAX_INPUT_BYTES = 16 << 20
 MAX_SIDE_FILE_BYTES = 64 << 20
 
 
+def read_compiled(home: str) -> dict[str, Any] | None:
+    """`state/live.json` for the hooks' fast paths (os.path, no pathlib): None when it is
+    missing, not a regular file, not the user's own or writable by others (then the full path
+    reads it the careful way, and a planted prescan never decides what is skipped)."""
+    from scrubber.hooks.status_state import read_json
+
+    path = os.path.join(home, "state", LIVE_FILE)  # noqa: PTH118 - see the module's imports
+    try:
+        st = os.stat(path, follow_symlinks=False)  # noqa: PTH116 - no pathlib here
+    except OSError:
+        return None
+    if st.st_uid != os.getuid() or st.st_mode & 0o022:
+        return None
+    data = read_json(path)
+    return data if isinstance(data, dict) and data.get("live_format") == 1 else None
+
+
 class Ignored(Exception):
     """The payload is not one the hook acts on; the message says why (no content in it)."""
 

@@ -31,8 +31,8 @@ from collections.abc import Mapping, Sequence
 from typing import IO, Any
 
 from scrubber.detection.live_prescan import Prescan, scans_tool, tool_output_strings
-from scrubber.hooks.live_common import LIVE_FILE, MAX_INPUT_BYTES, MAX_SIDE_FILE_BYTES
-from scrubber.hooks.status_state import config_dir, loads, read_json, scrub_home
+from scrubber.hooks.live_common import MAX_INPUT_BYTES, MAX_SIDE_FILE_BYTES, read_compiled
+from scrubber.hooks.status_state import config_dir, loads, scrub_home
 
 # The detection code, the policy's model and the use case are imported only when the prescan
 # (detection/live_prescan.py) could not rule a secret out: most calls never pay for them.
@@ -173,8 +173,8 @@ def _fast(data: bytes, env: Mapping[str, str], stdout: IO[str] | None) -> bool:
     (no compiled or a stale prescan, live mode off, bad input, a side file that may hold a
     secret): it decides, and logs why."""
     home = scrub_home(env)
-    live = read_json(os.path.join(home, "state", LIVE_FILE))
-    if not isinstance(live, dict) or live.get("live_format") != 1:
+    live = read_compiled(home)
+    if live is None:
         return False
     mode = live.get("post_tool_use")
     if mode not in ("mask", "warn"):

@@ -15,16 +15,14 @@ Exits 0 on any input; never prints or logs a value.
 
 from __future__ import annotations
 
-# os.path on the fast path: see post_tool_use.py.
-# ruff: noqa: PTH118
 import os
 import sys
 from collections.abc import Mapping, Sequence
 from typing import IO, Any
 
 from scrubber.detection.live_prescan import Prescan
-from scrubber.hooks.live_common import LIVE_FILE, MAX_INPUT_BYTES
-from scrubber.hooks.status_state import loads, read_json, scrub_home
+from scrubber.hooks.live_common import MAX_INPUT_BYTES, read_compiled
+from scrubber.hooks.status_state import loads, scrub_home
 
 # Everything else (the settings' model, the scanner, the transcript scrub) is imported when the
 # prescan could not rule a secret out, or the full path runs.
@@ -43,8 +41,8 @@ ERROR_REASON = (
 def _fast(data: bytes, env: Mapping[str, str]) -> bool:
     """True when the compiled settings and the prescan show the prompt holds no secret (the
     call is answered with nothing); False: the full path decides, and logs."""
-    live = read_json(os.path.join(scrub_home(env), "state", LIVE_FILE))
-    if not isinstance(live, dict) or live.get("live_format") != 1:
+    live = read_compiled(scrub_home(env))
+    if live is None:
         return False
     if live.get("user_prompt_submit") not in ("mask", "warn"):
         return False

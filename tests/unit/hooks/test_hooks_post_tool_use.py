@@ -331,3 +331,18 @@ def test_a_clean_side_file_is_left_as_it_is(compiled_env: dict[str, str]) -> Non
     assert answer(env, payload(env, "Bash", response)) is None
     after = side.stat()
     assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
+
+
+def test_a_live_json_others_can_write_is_not_trusted(compiled_env: dict[str, str]) -> None:
+    """A prescan planted by someone else (here: a file others may write, cut down to one
+    detector, so that it would let a GitHub token by) never decides what is skipped."""
+    env = compiled_env
+    live = Path(env["SCRUB_HOME"]) / "state" / "live.json"
+    data = json.loads(live.read_text())
+    data["prescan"]["detectors"] = [data["prescan"]["detectors"][0]]
+    live.write_text(json.dumps(data))
+    live.chmod(0o666)
+    token, _ = secrets()
+    printed, heavy = launch(env, json.dumps(payload(env, "Bash", {"stdout": token})).encode())
+    assert token not in printed and "[REDACTED:github-token:" in printed
+    assert "scrubber.detection.scan" in heavy  # the full path, with the whole live set
