@@ -19,6 +19,7 @@ CLAUDE_CONFIG_DIR. Reported: p50 and p95 wall time per call, in milliseconds.
     python bench/bench_hooks.py                       # 100 MB, 20 KB appends
     python bench/bench_hooks.py --size-mb 20 --rounds 10
     python bench/bench_hooks.py --only post-tool-use -n 30 --baseline-root /tmp/before
+    python bench/bench_hooks.py --only post-tool-use --instructions --baseline-root /tmp/before
 """
 
 from __future__ import annotations
@@ -168,8 +169,35 @@ def install_baseline(root: Path, env: dict[str, str]) -> tuple[str, dict[str, st
     return str(settings["hooks"]["PostToolUse"][0]["hooks"][0]["command"]), base_env
 
 
+def instruction_counts(
+    variants: dict[str, tuple[list[str] | str, bytes, dict[str, str]]],
+) -> dict[str, object]:
+    """Each variant once under callgrind: instructions executed (millions), which the load of
+    a shared machine does not change (wall times here vary by 2x between runs), and each
+    one's difference from `python -c pass`. Hash seed fixed, so that runs repeat exactly."""
+    counts: dict[str, float] = {}
+    for name, (argv, stdin, run_env) in variants.items():
+        words = shlex.split(argv) if isinstance(argv, str) else argv
+        done = subprocess.run(
+            ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *words],
+            input=stdin, env={**run_env, "PYTHONHASHSEED": "0"}, capture_output=True,
+            check=True,
+        )  # fmt: skip
+        collected = [line for line in done.stderr.decode().splitlines() if "Collected" in line]
+        counts[name] = round(int(collected[-1].split(":")[-1]) / 1e6, 1)
+    floor = counts["python -c pass"]
+    return {
+        "instructions (millions)": counts,
+        "over python -c pass (millions)": {
+            name: round(count - floor, 1)
+            for name, count in counts.items()
+            if name.startswith("post-tool-use")
+        },
+    }
+
+
 def bench_post_tool_use(
-    env: dict[str, str], n: int, baseline: Path | None = None
+    env: dict[str, str], n: int, baseline: Path | None = None, instructions: bool = False
 ) -> dict[str, object]:
     """The PostToolUse launcher (`scrub install --live`) on Bash outputs of 100 KB and 1 MB,
     without and with one secret in them, against `python -c pass` in the same rounds (and
@@ -212,6 +240,8 @@ def bench_post_tool_use(
             variants[f"post-tool-use: {which}, {label} Bash output, 1 secret"] = (
                 command, dirty, run_env,
             )  # fmt: skip
+    if instructions:
+        return instruction_counts(variants)
     samples: dict[str, list[float]] = {name: [] for name in variants}
     for i in range(-1, n):
         for name, (argv, stdin, run_env) in variants.items():
@@ -337,6 +367,11 @@ def main() -> None:
         "(a folder holding scrubber/), in the same rounds",
     )  # fmt: skip
     parser.add_argument(
+        "--instructions", action="store_true",
+        help="post-tool-use: count instructions under valgrind's callgrind, once per variant, "
+        "instead of timing",
+    )  # fmt: skip
+    parser.add_argument(
         "--only", choices=("hooks", "post-tool-use", "status-line"), default=None,
         help="run one part only",
     )  # fmt: skip
@@ -366,7 +401,9 @@ def main() -> None:
         if args.only in (None, "hooks"):
             report["hooks"] = bench_hooks(world, env, args.n)
         if args.only in (None, "post-tool-use"):
-            report["post_tool_use"] = bench_post_tool_use(env, args.n, args.baseline_root)
+            report["post_tool_use"] = bench_post_tool_use(
+                env, args.n, args.baseline_root, args.instructions
+            )
         if args.only in (None, "status-line"):
             report["status_line"] = bench_status_line(
                 env, args.size_mb, args.append_kb, args.rounds

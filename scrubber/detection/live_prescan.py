@@ -30,8 +30,11 @@ import re
 # The parser behind `re` (no stubs), as in required_literals.py; `re` has imported it already.
 import re._constants as c  # type: ignore[import-not-found]
 import re._parser as parser  # type: ignore[import-not-found]
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: `typing` costs the hooks' fast path its import
+    from collections.abc import Iterable, Iterator, Mapping, Sequence
+    from typing import Any
 
 PRESCAN_FORMAT = 1
 # Placeholders are masked before detectors run (placeholder.py): a text holding one is not
@@ -46,6 +49,7 @@ _MAX_WIDTH = 1 << 20
 # that repeats a literal thousands of times costs one search, not thousands).
 _MAX_WINDOWS = 16
 _MEMO_SIZE = 16
+_TRIE_DEPTH = 6
 _MODULE = re.compile(r"[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)?")
 _RULES_PACKAGE = "scrubber.detection.rules."
 # As a plain int: `~` of a RegexFlag keeps only the bits the enum defines.
@@ -409,7 +413,9 @@ class Prescan:
         for literal in owners:
             by_first.setdefault(literal[0], []).append(literal)
         self._by_first = by_first
-        self._literal_re = _trie_regex(owners) if owners else None
+        # The regex finds where a literal's first bytes occur (compiling whole literals took
+        # four times as long, and the call is short); the loop checks the whole literal.
+        self._literal_re = _trie_regex({lit[:_TRIE_DEPTH] for lit in owners}) if owners else None
         self._confirms: dict[int, re.Pattern[str]] = {}
         # The answers for the last few strings (kept with them, so an id is not reused): the
         # hook asks once to decide, and its scanner asks again for the same strings.

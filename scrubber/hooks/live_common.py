@@ -7,19 +7,16 @@ transcript (an `attachment` record with the hook's stdout and stderr).
 
 from __future__ import annotations
 
-import contextlib
-import json
 import os
 import sys
-import time
-from collections.abc import Mapping
-from typing import IO, Any
 
 # Light on import (the hooks' fast paths read its constants): `paths` (pathlib, durable), the
 # policy's model and the detection code are imported by the functions that use them.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from pathlib import Path
+    from typing import IO, Any
 
     from scrubber.detection.live_prescan import Prescan
     from scrubber.policy.model import Allowlist, LivePolicy, Policy
@@ -101,6 +98,8 @@ class LiveSettings:
 
 
 def _read_json(path: Path) -> dict[str, Any] | None:
+    import json
+
     from scrubber import paths
 
     try:
@@ -113,6 +112,8 @@ def _read_json(path: Path) -> dict[str, Any] | None:
 
 def load_live_settings(home: Path) -> LiveSettings:
     """The compiled settings; a missing or malformed file gives the defaults (mask, pass)."""
+    import contextlib
+
     from scrubber import paths
     from scrubber.detection.live_prescan import Prescan
     from scrubber.policy.model import (
@@ -166,6 +167,8 @@ def check_size(data: bytes) -> None:
 
 def read_payload(data: bytes, expected_event: str) -> dict[str, Any]:
     """The hook's stdin as a JSON object; raises Ignored (bad, another event)."""
+    import json
+
     if not data.strip():
         raise Ignored("empty input")
     try:
@@ -181,6 +184,9 @@ def read_payload(data: bytes, expected_event: str) -> dict[str, Any]:
 
 
 def log(home: Path, hook: str, message: str) -> None:
+    import contextlib
+    import time
+
     from scrubber import paths
     from scrubber.hooks.files import append_log_line
 
@@ -198,6 +204,9 @@ def describe_error(error: BaseException) -> str:
 
 def log_masked(home: Path, record: Mapping[str, object]) -> None:
     """One line in the activity log per masked secret (kind, tool, fingerprint; no value)."""
+    import contextlib
+    import time
+
     from scrubber.activity import append_activity
 
     stamped = {"at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), **record}
@@ -206,6 +215,8 @@ def log_masked(home: Path, record: Mapping[str, object]) -> None:
 
 
 def emit(answer: Mapping[str, Any], out: IO[str] | None = None) -> None:
+    import json
+
     stream = out if out is not None else sys.stdout
     stream.write(json.dumps(answer, ensure_ascii=False, separators=(",", ":")))
     stream.flush()

@@ -23,12 +23,9 @@ from __future__ import annotations
 # os.path, not pathlib, on the fast path: importing pathlib costs more than the prescan of a
 # 100 KB output.
 # ruff: noqa: PTH118, PTH120
-import contextlib
 import os
 import stat
 import sys
-from collections.abc import Mapping, Sequence
-from typing import IO, Any
 
 from scrubber.detection.live_prescan import Prescan, scans_tool, tool_output_strings
 from scrubber.hooks.live_common import MAX_INPUT_BYTES, MAX_SIDE_FILE_BYTES, read_compiled
@@ -38,7 +35,9 @@ from scrubber.hooks.status_state import config_dir, loads, scrub_home
 # (detection/live_prescan.py) could not rule a secret out: most calls never pay for them.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
     from pathlib import Path
+    from typing import IO, Any
 
     from scrubber.hooks.live_common import LiveSettings
     from scrubber.usecases.live import Masked, TextScanner
@@ -266,9 +265,11 @@ def main(
     """Entry point of the shim and of `scrub hook post-tool-use`: always returns 0."""
     environment = os.environ if env is None else env
     data: bytes | None = None
-    with contextlib.suppress(Exception):  # the full path reads nothing more and logs
+    try:
         stream = stdin if stdin is not None else sys.stdin.buffer
         data = b"" if stream.isatty() else stream.read(MAX_INPUT_BYTES + 1)
+    except Exception:  # noqa: S110 - the full path reads nothing more, and logs
+        pass
     if data is not None and len(data) <= MAX_INPUT_BYTES:
         try:
             if _fast(data, environment, stdout):
@@ -320,6 +321,8 @@ def _failed(
         + ("withheld (live.on_error: block)" if blocking else "passed through unchanged"),
     )
     if blocking:
+        import contextlib
+
         from scrubber.usecases.live import withhold_tool_output
 
         with contextlib.suppress(Exception):  # nothing more a hook can do

@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Mapping, Sequence
-from typing import IO, Any
 
 from scrubber.detection.live_prescan import Prescan
 from scrubber.hooks.live_common import MAX_INPUT_BYTES, read_compiled
@@ -28,6 +26,9 @@ from scrubber.hooks.status_state import loads, scrub_home
 # prescan could not rule a secret out, or the full path runs.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+    from typing import IO, Any
+
     from scrubber.hooks.live_common import LiveSettings
 
 HOOK = "user-prompt-submit"
