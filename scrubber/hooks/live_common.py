@@ -61,7 +61,7 @@ def write_live_settings(policy: Policy, home: Path) -> Path:
     """Compile `policy.live` (and the allowlist) into `state/live.json` for the live hooks,
     with the prescan of the live detectors (detection/live_prescan.py)."""
     from scrubber import paths
-    from scrubber.detection.live_prescan import compile_prescan
+    from scrubber.detection.live_prescan_compile import compile_prescan
     from scrubber.detection.registry import live_detectors
     from scrubber.hooks.files import write_json_atomic
     from scrubber.policy.model import compile_live_json
@@ -70,7 +70,10 @@ def write_live_settings(policy: Policy, home: Path) -> Path:
     paths.ensure_private_dir(target.parent, home)
     data = compile_live_json(policy)
     detectors = live_detectors(policy.live.detectors, policy.detection.disabled_detectors)
-    data["prescan"] = compile_prescan(detectors)
+    try:
+        data["prescan"] = compile_prescan(detectors)
+    except ValueError:  # a detector outside the rule modules: no prescan, the full live scan
+        data["prescan"] = None
     write_json_atomic(target, data)
     return target
 

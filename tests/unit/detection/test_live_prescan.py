@@ -17,7 +17,8 @@ import pytest
 
 from scrubber.demo import fakes
 from scrubber.detection.fingerprint import Fingerprinter
-from scrubber.detection.live_prescan import Prescan, compile_prescan, max_reach
+from scrubber.detection.live_prescan import Prescan
+from scrubber.detection.live_prescan_compile import compile_prescan, max_reach
 from scrubber.detection.live_scan import LiveScanner, StalePrescan, load_detector
 from scrubber.detection.registry import build_live_scanner, live_detectors
 from scrubber.policy.model import Allowlist
@@ -197,3 +198,12 @@ def test_a_detector_not_where_the_prescan_says_is_refused(compiled: dict[str, An
     assert prescan is not None
     with pytest.raises(StalePrescan):
         load_detector(prescan, 0)
+
+
+def test_the_prescan_knows_the_placeholder_prefix() -> None:
+    """Spelled out in live_prescan.py (importing placeholder.py costs the fast path its
+    regexes): the same as the one placeholder format's."""
+    from scrubber.detection import live_prescan
+    from scrubber.detection.placeholder import PLACEHOLDER_PREFIX
+
+    assert live_prescan._PLACEHOLDER_PREFIX == PLACEHOLDER_PREFIX
