@@ -33,7 +33,7 @@ if TYPE_CHECKING:  # annotations only: `typing` costs the hooks' fast path its i
     from collections.abc import Iterable, Iterator, Mapping, Sequence
     from typing import Any
 
-PRESCAN_FORMAT = 1
+PRESCAN_FORMAT = 2
 # Placeholders are masked before detectors run (placeholder.py): a text holding one is not
 # judged here; every detector is a candidate.
 _PLACEHOLDER_PREFIX = "[REDACTED:"
@@ -122,7 +122,7 @@ def tool_output_strings(value: object) -> Iterator[str]:
 
 
 class _Entry:
-    __slots__ = ("confirm", "gates", "index", "literals", "module", "name", "width")
+    __slots__ = ("behind", "confirm", "gates", "index", "literals", "module", "name", "width")
 
     def __init__(self, raw: Mapping[str, Any]) -> None:
         self.name: str = raw["name"]
@@ -135,10 +135,11 @@ class _Entry:
         )
         confirm = raw["confirm"]
         self.confirm: tuple[str, int] | None = None
-        self.width: int | None = None
+        self.width: int | None = None  # how far a match reaches, when bounded around literals
+        self.behind: int | None = None  # how far the full pattern's look-behinds read back
         if confirm is not None:
             self.confirm = (confirm[0], confirm[1])
-            self.width = confirm[2]
+            self.width, self.behind = confirm[2], confirm[3]
 
 
 def _valid_entry(raw: object) -> bool:
@@ -177,12 +178,12 @@ def _valid_entry(raw: object) -> bool:
             confirm is None
             or (
                 isinstance(confirm, list)
-                and len(confirm) == 3
+                and len(confirm) == 4
                 and isinstance(confirm[0], str)
                 and len(confirm[0]) <= _MAX_PATTERN
                 and type(confirm[1]) is int
                 and confirm[1] & ~_ALLOWED_FLAGS == 0
-                and (confirm[2] is None or (type(confirm[2]) is int and confirm[2] >= 0))
+                and all(w is None or (type(w) is int and w >= 0) for w in confirm[2:])
             )
         )
     )
@@ -222,7 +223,7 @@ class Prescan:
         self._confirms: dict[int, re.Pattern[str]] = {}
         # The answers for the last few strings (kept with them, so an id is not reused): the
         # hook asks once to decide, and its scanner asks again for the same strings.
-        self._memo: dict[int, tuple[str, frozenset[int]]] = {}
+        self._memo: dict[int, tuple[str, frozenset[int], dict[int, tuple[int, int]]]] = {}
 
     @classmethod
     def from_json(cls, data: object) -> Prescan | None:
@@ -244,23 +245,43 @@ class Prescan:
 
     def candidates(self, text: str) -> frozenset[int]:
         """The indexes (into `entries`) of the detectors that may match somewhere in `text`."""
+        return self._answer(text)[1]
+
+    def region(self, text: str, i: int) -> tuple[int, int] | None:
+        """Where in `text` every match of detector `i`'s pattern lies, with the context its
+        look-arounds read (so that the pattern finds the same there as in all of `text`); None
+        when that is not known (no bounded reach, no literal place, a text that is not ASCII)."""
+        entry = self.entries[i]
+        places = self._answer(text)[2].get(i)
+        if places is None or entry.width is None or entry.behind is None:
+            return None
+        first, last_end = places
+        # A match holds a literal, is at most `width` long with its look-aheads, and its
+        # look-behinds (and a `\b`) read at most `behind` + 1 characters before it.
+        return (
+            max(0, first - entry.width - entry.behind - 1),
+            min(len(text), last_end + entry.width + 1),
+        )
+
+    def _answer(self, text: str) -> tuple[str, frozenset[int], dict[int, tuple[int, int]]]:
         remembered = self._memo.get(id(text))
         if remembered is not None and remembered[0] is text:
-            return remembered[1]
-        found = frozenset(self._candidates(text))
+            return remembered
+        places: dict[int, tuple[int, int]] = {}
+        answer = (text, frozenset(self._candidates(text, places)), places)
         if len(self._memo) >= _MEMO_SIZE:
             self._memo.clear()
-        self._memo[id(text)] = (text, found)
-        return found
+        self._memo[id(text)] = answer
+        return answer
 
-    def _candidates(self, text: str) -> set[int]:
+    def _candidates(self, text: str, places: dict[int, tuple[int, int]]) -> set[int]:
         if _PLACEHOLDER_PREFIX in text:
             return set(range(len(self.entries)))
         data = text.encode("utf-8", "surrogatepass")
         found: set[int] = set()
         ruled_out: set[int] = set()
         if self._literal_re is not None:
-            self._literal_candidates(text, data.lower(), found, ruled_out)
+            self._literal_candidates(text, data.lower(), found, ruled_out, places)
         for i, gates in self._gated:
             woken = i not in found and any(gate.search(data) for gate in gates)
             if woken and self._confirmed(i, text, None):
@@ -268,16 +289,21 @@ class Prescan:
         return found
 
     def _literal_candidates(
-        self, text: str, lowered: bytes, found: set[int], ruled_out: set[int]
+        self,
+        text: str,
+        lowered: bytes,
+        found: set[int],
+        ruled_out: set[int],
+        places: dict[int, tuple[int, int]],
     ) -> None:
-        # Positions in `lowered` are positions in `text` when it is ASCII (one byte each).
+        """Every place a literal occurs (`places`: per detector, where the first starts and the
+        last ends, for an ASCII text, whose byte positions are its character positions)."""
         aligned = text.isascii()
         attempts: dict[int, int] = {}
         search = self._literal_re
         assert search is not None  # noqa: S101 - the caller checked
-        undecided = len(self.entries) - len(self._gated)
         position = 0
-        while undecided > 0:
+        while True:
             match = search.search(lowered, position)
             if match is None:
                 return
@@ -286,7 +312,11 @@ class Prescan:
             for literal in self._by_first[lowered[at]]:
                 if not lowered.startswith(literal, at):
                     continue
+                end = at + len(literal)
                 for i in self._owners[literal]:
+                    if aligned:
+                        known = places.get(i)
+                        places[i] = (at, end) if known is None else (known[0], max(known[1], end))
                     if i in found or i in ruled_out:
                         continue
                     tries = attempts.get(i, 0)
@@ -294,10 +324,8 @@ class Prescan:
                     window = (at, at + len(literal)) if aligned and tries < _MAX_WINDOWS else None
                     if self._confirmed(i, text, window):
                         found.add(i)
-                        undecided -= 1
                     elif window is None:
                         ruled_out.add(i)  # confirmed on the whole text: it cannot match
-                        undecided -= 1
 
     def _confirmed(self, i: int, text: str, window: tuple[int, int] | None) -> bool:
         """Whether detector `i`'s confirmation matches around `window` (a literal's place), or

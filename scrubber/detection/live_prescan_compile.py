@@ -54,7 +54,8 @@ def compile_prescan(detectors: Sequence[Any]) -> dict[str, Any]:
             width = max_reach(core, detector.flags)
             caseless = bool(detector.flags & re.IGNORECASE)
             around = bool(literals) and width is not None and _holds(core, literals, caseless)
-            confirm = [core, int(detector.flags), width if around else None]
+            behind = max_lookbehind(detector.pattern, detector.flags)
+            confirm = [core, int(detector.flags), width if around else None, behind]
         entries.append(
             {
                 "name": detector.name,
@@ -172,6 +173,32 @@ def _location(detector: object) -> tuple[str, int]:
             if rule is detector:
                 return name[len(_RULES_PACKAGE) :], index
     raise ValueError(f"detector {getattr(detector, 'name', '?')!r} is in no rule module's RULES")
+
+
+def max_lookbehind(pattern: str, flags: int = 0) -> int | None:
+    """How far before where a match starts its look-behinds read (0 without any), or None
+    when not known."""
+
+    def behind(items: Iterable[tuple[Any, Any]]) -> int:
+        widest = 0
+        for op, av in items:
+            if op in (c.ASSERT, c.ASSERT_NOT) and av[0] < 0:
+                widest = max(widest, av[1].getwidth()[1], behind(av[1]))
+            elif op in (c.ASSERT, c.ASSERT_NOT, c.SUBPATTERN):
+                widest = max(widest, behind(av[-1]))
+            elif op is c.ATOMIC_GROUP:
+                widest = max(widest, behind(av))
+            elif op is c.BRANCH:
+                widest = max([widest, *(behind(branch) for branch in av[1])])
+            elif op in (c.MAX_REPEAT, c.MIN_REPEAT, c.POSSESSIVE_REPEAT):
+                widest = max(widest, behind(av[2]))
+        return widest
+
+    try:
+        found = behind(parser.parse(pattern, flags))
+    except (re.error, RecursionError, TypeError, ValueError):
+        return None
+    return found if found <= _MAX_WIDTH else None
 
 
 def max_reach(pattern: str, flags: int = 0) -> int | None:

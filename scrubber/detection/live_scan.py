@@ -14,7 +14,7 @@ tests/unit/detection/test_live_scan.py compares the two on every fake secret and
 from __future__ import annotations
 
 import importlib
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from scrubber.detection.detector import PLAIN, Detector
@@ -27,6 +27,7 @@ from scrubber.detection.placeholder import (
     mask_spans,
     placeholder_spans,
 )
+from scrubber.detection.rules.base import PatternRule
 from scrubber.detection.string_copies import copies_in_same_string
 
 TYPE_CHECKING = False
@@ -38,6 +39,8 @@ _RULES_PACKAGE = "scrubber.detection.rules."
 # non-secret is honoured on the line where a finding starts.
 _MIN_SECRET_LEN = 6
 _ALLOWLIST_PRAGMA = "pragma: allowlist secret"
+# Texts up to this long are read whole (a region would save nothing).
+_WHOLE_TEXT = 4096
 
 
 class StalePrescan(Exception):
@@ -100,10 +103,24 @@ class LiveScanner:
             text = mask_spans(text, masked)
         hits: list[Hit] = []
         for i in sorted(self._prescan.candidates(text)):
-            hits.extend(self.detector(i).find(text, PLAIN))
+            hits.extend(self._find(i, text))
         if masked:
             hits = [h for h in hits if not any(s < h.end and h.start < e for s, e in masked)]
         return self._finish(text, hits) if hits else ()
+
+    def _find(self, i: int, text: str) -> Iterable[Hit]:
+        """Detector `i`'s hits in `text`; a pattern rule reads only the region where its
+        matches can be (Prescan.region: the same matches as in the whole text)."""
+        detector = self.detector(i)
+        region = self._prescan.region(text, i) if len(text) > _WHOLE_TEXT else None
+        plain_rule = isinstance(detector, PatternRule) and type(detector).find is PatternRule.find
+        if region is None or not plain_rule:
+            return detector.find(text, PLAIN)
+        start, end = region
+        return (
+            Hit(h.start + start, h.end + start, h.kind, h.detector)
+            for h in detector.find(text[start:end], PLAIN)
+        )
 
     def _finish(self, text: str, hits: Sequence[Hit]) -> tuple[LiveFound, ...]:
         found = []

@@ -18,7 +18,7 @@ import pytest
 from scrubber.demo import fakes
 from scrubber.detection.fingerprint import Fingerprinter
 from scrubber.detection.live_prescan import Prescan
-from scrubber.detection.live_prescan_compile import compile_prescan, max_reach
+from scrubber.detection.live_prescan_compile import compile_prescan, max_lookbehind, max_reach
 from scrubber.detection.live_scan import LiveScanner, StalePrescan, load_detector
 from scrubber.detection.registry import build_live_scanner, live_detectors
 from scrubber.policy.model import Allowlist
@@ -82,12 +82,17 @@ def noise(size: int, seed: int = 5) -> str:
 
 
 def texts() -> list[str]:
-    """Fake secrets alone, in short lines, and in the middle of long outputs (ASCII or not)."""
+    """Fake secrets alone, in short lines, and in long outputs (ASCII or not): in the middle,
+    at the very start and end, glued to the text around them, and twice far apart (a long
+    text is read only in the region its literals mark: Prescan.region)."""
     out = []
     long_noise = noise(6000)
     for _, value in fake_values():
         out += [value, f"TOKEN={value}\n", f"x {value} y", f"é {value} ü"]
         out.append(long_noise[:3000] + f"\nexport KEY={value}\n" + long_noise[3000:])
+        out.append(value + long_noise + value)
+        out.append(long_noise[:2999] + value + long_noise[2999:])
+        out.append(value + "\n" + long_noise[:5000] + f" {value}\t" + long_noise[5000:] + "é")
     return out
 
 
@@ -161,6 +166,8 @@ def test_max_reach() -> None:
     assert max_reach(r"(?<=x)a{2,4}") == 4
     assert max_reach(r"a+") is None
     assert max_reach(r"(a)\1") is None
+    assert max_lookbehind(r"(?:(?<![a-z]{2})|(?<=x))b(?<=\d)") == 2
+    assert max_lookbehind(r"ab") == 0
 
 
 def test_malformed_or_planted_prescans_are_refused(compiled: dict[str, Any]) -> None:
@@ -173,14 +180,15 @@ def test_malformed_or_planted_prescans_are_refused(compiled: dict[str, Any]) -> 
         lambda e: e.update(literals=[1]),
         lambda e: e.update(literals=["UPPER"]),
         lambda e: e.update(literals=[], gates=None),
-        lambda e: e.update(confirm=["a", 1 << 20, None]),
-        lambda e: e.update(confirm=["a" * 5000, 0, None]),
+        lambda e: e.update(confirm=["a", 1 << 20, None, 0]),
+        lambda e: e.update(confirm=["a" * 5000, 0, None, 0]),
+        lambda e: e.update(confirm=["a", 0, -1, 0]),
     ):
         planted = copy.deepcopy(compiled)
         change(planted["detectors"][0])
         assert Prescan.from_json(planted) is None
     broken = copy.deepcopy(compiled)
-    broken["detectors"][0]["confirm"] = ["(", 0, None]
+    broken["detectors"][0]["confirm"] = ["(", 0, None, 0]
     assert Prescan.from_json(broken) is not None  # compiled lazily; a bad one fails the call
     # (the hook then runs the full path)
 
