@@ -15,6 +15,14 @@ What this hook cannot change:
   output reaches the model unchanged. SessionEnd's audit (and redaction, when the policy asks
   for it) covers those records afterwards.
 
+Two paths. The fast one (`_fast`) reads `state/live.json` and runs its prescan
+(detection/live_prescan.py) on the output's strings (and the side file): most outputs are
+answered there, with nothing imported but the prescan; one it cannot clear is masked by the
+light scanner of its candidates (detection/live_scan.py). Anything else (no compiled or a stale
+prescan, live mode off, bad input, a side file that may hold a secret, an error) goes to the
+full path (`_full`), which loads the settings the careful way, scans with the whole live set,
+and logs why it passed anything through.
+
 Exits 0 on any input; never prints or logs a value.
 """
 
