@@ -18,6 +18,8 @@ CLAUDE_CONFIG_DIR. Reported: p50 and p95 wall time per call, in milliseconds.
 
     python bench/bench_hooks.py                       # 100 MB, 20 KB appends
     python bench/bench_hooks.py --size-mb 20 --rounds 10
+    python bench/bench_hooks.py --only post-tool-use -n 30 --baseline-root /tmp/before
+    python bench/bench_hooks.py --only post-tool-use --instructions --baseline-root /tmp/before
 """
 
 from __future__ import annotations
@@ -140,16 +142,75 @@ def tool_output(size: int, rng_seed: int = 5) -> str:
     return "\n".join(lines)
 
 
-def bench_post_tool_use(env: dict[str, str], n: int) -> dict[str, object]:
+def install_baseline(root: Path, env: dict[str, str]) -> tuple[str, dict[str, str]]:
+    """`scrub install --live` from another copy of the package (`--baseline-root`, e.g. an
+    earlier commit: `git archive COMMIT scrubber | tar -x -C DIR`) into a config dir and
+    SCRUB_HOME of its own; the PostToolUse command it registered. Run without `site` and with
+    only this environment's site-packages after it, so that the editable install of this
+    checkout cannot shadow it. Returns the command and the environment to run it in."""
+    import site
+
+    world = Path(env["HOME"]) / "baseline"
+    config = world / ".claude"
+    (config / "projects" / PROJECT).mkdir(parents=True)
+    base_env = {**env, "CLAUDE_CONFIG_DIR": str(config), "SCRUB_HOME": str(config / "scrubber")}
+    script = (
+        "import sys\n"
+        f"sys.path[:0] = [{str(root)!r}]\n"
+        f"sys.path += {site.getsitepackages()!r}\n"
+        "from scrubber.install.report import InstallOptions\n"
+        "from scrubber.install.run import install\n"
+        "import os\n"
+        "install(InstallOptions(status_line=False, live=True), dict(os.environ))\n"
+    )
+    subprocess.run([sys.executable, "-S", "-c", script], env=base_env, check=True,
+                   capture_output=True)  # fmt: skip
+    settings = json.loads((config / "settings.json").read_text())
+    return str(settings["hooks"]["PostToolUse"][0]["hooks"][0]["command"]), base_env
+
+
+def instruction_counts(
+    variants: dict[str, tuple[list[str] | str, bytes, dict[str, str]]],
+) -> dict[str, object]:
+    """Each variant once under callgrind: instructions executed (millions), which the load of
+    a shared machine does not change (wall times here vary by 2x between runs), and each
+    one's difference from `python -c pass`. Hash seed fixed, so that runs repeat exactly."""
+    counts: dict[str, float] = {}
+    for name, (argv, stdin, run_env) in variants.items():
+        words = shlex.split(argv) if isinstance(argv, str) else argv
+        done = subprocess.run(
+            ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *words],
+            input=stdin, env={**run_env, "PYTHONHASHSEED": "0"}, capture_output=True,
+            check=True,
+        )  # fmt: skip
+        collected = [line for line in done.stderr.decode().splitlines() if "Collected" in line]
+        counts[name] = round(int(collected[-1].split(":")[-1]) / 1e6, 1)
+    floor = counts["python -c pass"]
+    return {
+        "instructions (millions)": counts,
+        "over python -c pass (millions)": {
+            name: round(count - floor, 1)
+            for name, count in counts.items()
+            if name.startswith("post-tool-use")
+        },
+    }
+
+
+def bench_post_tool_use(
+    env: dict[str, str], n: int, baseline: Path | None = None, instructions: bool = False
+) -> dict[str, object]:
     """The PostToolUse launcher (`scrub install --live`) on Bash outputs of 100 KB and 1 MB,
-    without and with one secret in them, against `python -c pass` in the same rounds."""
+    without and with one secret in them, against `python -c pass` in the same rounds (and
+    the same launcher installed from `baseline`, when given, in the same rounds too)."""
     import random
 
     from scrubber.demo.fakes import fake_github_token
 
     config = Path(env["CLAUDE_CONFIG_DIR"])
     settings = json.loads((config / "settings.json").read_text())
-    command = settings["hooks"]["PostToolUse"][0]["hooks"][0]["command"]
+    commands = {"launcher": (settings["hooks"]["PostToolUse"][0]["hooks"][0]["command"], env)}
+    if baseline is not None:
+        commands["baseline"] = install_baseline(baseline, env)
     secret = fake_github_token(random.Random(9))
 
     def payload(size: int, with_secret: bool) -> bytes:
@@ -166,18 +227,25 @@ def bench_post_tool_use(env: dict[str, str], n: int) -> dict[str, object]:
 
     python = sys.executable
     inputs = {size: (payload(size, False), payload(size, True)) for size in (100_000, 1_000_000)}
-    variants: dict[str, tuple[list[str] | str, bytes]] = {
-        "python -c pass": ([python, "-c", "pass"], b""),
-        "python -S -c pass": ([python, "-S", "-c", "pass"], b""),
+    variants: dict[str, tuple[list[str] | str, bytes, dict[str, str]]] = {
+        "python -c pass": ([python, "-c", "pass"], b"", env),
+        "python -S -c pass": ([python, "-S", "-c", "pass"], b"", env),
     }
     for size, (clean, dirty) in inputs.items():
         label = f"{size // 1000} KB" if size < 1_000_000 else "1 MB"
-        variants[f"post-tool-use: launcher, {label} Bash output, no secret"] = (command, clean)
-        variants[f"post-tool-use: launcher, {label} Bash output, 1 secret"] = (command, dirty)
+        for which, (command, run_env) in commands.items():
+            variants[f"post-tool-use: {which}, {label} Bash output, no secret"] = (
+                command, clean, run_env,
+            )  # fmt: skip
+            variants[f"post-tool-use: {which}, {label} Bash output, 1 secret"] = (
+                command, dirty, run_env,
+            )  # fmt: skip
+    if instructions:
+        return instruction_counts(variants)
     samples: dict[str, list[float]] = {name: [] for name in variants}
     for i in range(-1, n):
-        for name, (argv, stdin) in variants.items():
-            elapsed = timed(argv, stdin, env)
+        for name, (argv, stdin, run_env) in variants.items():
+            elapsed = timed(argv, stdin, run_env)
             if i >= 0:
                 samples[name].append(elapsed)
     results: dict[str, object] = {name: percentiles(values) for name, values in samples.items()}
@@ -294,10 +362,27 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=20)
     parser.add_argument("-n", type=int, default=40, help="calls per hook measurement")
     parser.add_argument(
+        "--baseline-root", type=Path, default=None,
+        help="also time the PostToolUse launcher installed from this copy of the package "
+        "(a folder holding scrubber/), in the same rounds",
+    )  # fmt: skip
+    parser.add_argument(
+        "--instructions", action="store_true",
+        help="post-tool-use: count instructions under valgrind's callgrind, once per variant, "
+        "instead of timing",
+    )  # fmt: skip
+    parser.add_argument(
         "--only", choices=("hooks", "post-tool-use", "status-line"), default=None,
         help="run one part only",
     )  # fmt: skip
     args = parser.parse_args()
+    # The hooks run from bytecode, as after `pip install` (which compiles it): without this,
+    # PYTHONDONTWRITEBYTECODE (set on the dev VMs) makes every call compile every module it
+    # imports from source, and the import times measured are the compiler's.
+    import compileall
+
+    for root in (ROOT, *([args.baseline_root] if args.baseline_root else [])):
+        compileall.compile_dir(str(root / "scrubber"), quiet=1)
     with tempfile.TemporaryDirectory(prefix="bench-hooks-") as tmp:
         world = Path(tmp)
         config = world / ".claude"
@@ -316,7 +401,9 @@ def main() -> None:
         if args.only in (None, "hooks"):
             report["hooks"] = bench_hooks(world, env, args.n)
         if args.only in (None, "post-tool-use"):
-            report["post_tool_use"] = bench_post_tool_use(env, args.n)
+            report["post_tool_use"] = bench_post_tool_use(
+                env, args.n, args.baseline_root, args.instructions
+            )
         if args.only in (None, "status-line"):
             report["status_line"] = bench_status_line(
                 env, args.size_mb, args.append_kb, args.rounds

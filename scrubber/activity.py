@@ -11,8 +11,6 @@ from __future__ import annotations
 import json
 import os
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -36,6 +34,11 @@ def append_activity(home: Path, record: Mapping[str, object]) -> None:
 def ping_healthcheck(url: str, *, timeout: float = HEALTHCHECK_TIMEOUT) -> str | None:
     """GET the healthcheck URL; None on success, else a short reason. Never raises, and never
     puts the URL in its answer: such URLs carry their own token."""
+    # Imported here: urllib.request (http.client, ssl, email) costs ~40 ms, which every live
+    # hook call that logs a masking would pay for a ping it never makes.
+    import urllib.error
+    import urllib.request
+
     if not url.lower().startswith(("http://", "https://")):
         return "not an http(s) URL"
     request = urllib.request.Request(  # noqa: S310 - the scheme is checked just above

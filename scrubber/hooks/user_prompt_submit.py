@@ -15,15 +15,21 @@ Exits 0 on any input; never prints or logs a value.
 
 from __future__ import annotations
 
+import os
 import sys
-from collections.abc import Mapping, Sequence
-from pathlib import Path
-from typing import IO, Any
 
-from scrubber import paths
-from scrubber.hooks import live_common
-from scrubber.hooks.live_common import Ignored, LiveSettings
-from scrubber.policy.model import LiveMode, LiveOnError
+from scrubber.detection.live_prescan import Prescan
+from scrubber.hooks.live_common import MAX_INPUT_BYTES, read_compiled
+from scrubber.hooks.status_state import loads, scrub_home
+
+# Everything else (the settings' model, the scanner, the transcript scrub) is imported when the
+# prescan could not rule a secret out, or the full path runs.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+    from typing import IO, Any
+
+    from scrubber.hooks.live_common import LiveSettings
 
 HOOK = "user-prompt-submit"
 EVENT = "UserPromptSubmit"
@@ -33,8 +39,30 @@ ERROR_REASON = (
 )
 
 
+def _fast(data: bytes, env: Mapping[str, str]) -> bool:
+    """True when the compiled settings and the prescan show the prompt holds no secret (the
+    call is answered with nothing); False: the full path decides, and logs."""
+    live = read_compiled(scrub_home(env))
+    if live is None:
+        return False
+    if live.get("user_prompt_submit") not in ("mask", "warn"):
+        return False
+    prescan = Prescan.from_json(live.get("prescan"))
+    payload = loads(data) if data.strip() else None
+    if prescan is None or not isinstance(payload, dict):
+        return False
+    prompt = payload.get("prompt")
+    event = payload.get("hook_event_name", EVENT)
+    return event == EVENT and isinstance(prompt, str) and not prescan.candidates(prompt)
+
+
 def run(payload: Mapping[str, Any], env: Mapping[str, str], settings: LiveSettings) -> str | None:
     """The block reason, or None to let the prompt through. Raises Ignored."""
+    from scrubber import paths
+    from scrubber.hooks import live_common
+    from scrubber.hooks.live_common import Ignored
+    from scrubber.policy.model import LiveMode
+
     home = paths.scrub_home(env)
     mode = settings.live.user_prompt_submit
     if mode is LiveMode.OFF:
@@ -42,7 +70,7 @@ def run(payload: Mapping[str, Any], env: Mapping[str, str], settings: LiveSettin
     prompt = payload.get("prompt")
     if not isinstance(prompt, str):
         raise Ignored("no prompt")
-    if not settings.may_hold_secret(prompt.encode("utf-8", errors="surrogatepass")):
+    if not settings.may_hold_secret(prompt):
         return None
     from scrubber.usecases.live import block_reason, prompt_secrets
 
@@ -85,16 +113,39 @@ def main(
 ) -> int:
     """Entry point of the shim and of `scrub hook user-prompt-submit`: always returns 0.
     `--scrub-transcript PATH`: the detached half (see the module docstring)."""
-    environment = live_common.env_or_os(env)
+    environment = os.environ if env is None else env
     args = list(sys.argv[1:] if argv is None else argv)
     if len(args) == 2 and args[0] == "--scrub-transcript":
+        from pathlib import Path
+
         from scrubber.hooks.prompt_scrub import scrub_main
 
         return scrub_main(Path(args[1]), environment)
-    home = paths.scrub_home(environment)
-    settings = live_common.load_live_settings(home)
+    data: bytes | None = None
     try:
-        payload = live_common.read_payload(live_common.read_stdin(stdin), EVENT)
+        stream = stdin if stdin is not None else sys.stdin.buffer
+        data = b"" if stream.isatty() else stream.read(MAX_INPUT_BYTES + 1)
+        if len(data) <= MAX_INPUT_BYTES and _fast(data, environment):
+            return 0
+    except Exception:  # noqa: S110 - the full path decides, and logs
+        pass
+    return _full(data, stdout, environment)
+
+
+def _full(data: bytes | None, stdout: IO[str] | None, env: Mapping[str, str]) -> int:
+    from scrubber import paths
+    from scrubber.hooks import live_common
+    from scrubber.hooks.live_common import Ignored
+    from scrubber.policy.model import LiveOnError
+
+    home = paths.scrub_home(env)
+    settings = live_common.load_live_settings(home)
+    environment = env
+    try:
+        if data is None:
+            raise Ignored("stdin could not be read")
+        live_common.check_size(data)
+        payload = live_common.read_payload(data, EVENT)
         reason = run(payload, environment, settings)
         if reason is not None:
             live_common.emit({"decision": "block", "reason": reason}, stdout)

@@ -12,42 +12,40 @@ only string leaves change, every key, number, list length and other string stays
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
+from scrubber.detection.live_prescan import OPAQUE_KEYS, TEXT_TOOLS, opaque_member, scans_tool
 from scrubber.detection.placeholder import SHORT_FINGERPRINT_LENGTH
-from scrubber.detection.scan import FoundSecret, SecretScanner
 
-# Built-in tools whose output is text read from the world (files, commands, the web). Tools
-# whose output is the model's own words (Write, Edit, TodoWrite, Task) are not scanned: a
-# replacement there changes nothing the model did not already write.
-TEXT_TOOLS = frozenset(
-    {
-        "Read",
-        "Bash",
-        "BashOutput",
-        "KillShell",
-        "KillBash",
-        "Grep",
-        "Glob",
-        "LS",
-        "WebFetch",
-        "WebSearch",
-        "NotebookRead",
-    }
-)
+# The scanner is passed in (TextScanner, or the hooks' LiveScanner): importing scan.py here
+# would cost every hook call the whole rule catalog.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from scrubber.detection.finding import Hit
 
-# Keys whose string is binary data (an image's base64) or an id: never scanned, never changed.
-_OPAQUE_KEYS = frozenset({"base64", "signature", "persistedOutputPath", "tool_use_id"})
-_IMAGE_TYPES = frozenset({"image", "document"})
+__all__ = ["TEXT_TOOLS", "scans_tool"]
+
+
+class FoundLike(Protocol):
+    """What a scan reports for one secret (scan.FoundSecret, live_scan.LiveFound)."""
+
+    @property
+    def hit(self) -> Hit: ...
+
+    @property
+    def fingerprint(self) -> str: ...
+
+    @property
+    def placeholder(self) -> str: ...
+
+
+class TextScanner(Protocol):
+    def scan_text(self, text: str) -> Sequence[FoundLike]: ...
+
 
 WITHHELD = "[scrubber: output withheld: the live check failed and live.on_error is block]"
-
-
-def scans_tool(name: object) -> bool:
-    """Whether the live hook looks at this tool's output (built-in text tools, MCP tools)."""
-    return isinstance(name, str) and (name in TEXT_TOOLS or name.startswith("mcp__"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,11 +67,11 @@ class MaskResult:
         return bool(self.masked)
 
 
-def _masked(found: FoundSecret) -> Masked:
+def _masked(found: FoundLike) -> Masked:
     return Masked(found.hit.kind, found.hit.detector, found.fingerprint[:SHORT_FINGERPRINT_LENGTH])
 
 
-def mask_text(text: str, scanner: SecretScanner) -> tuple[str, tuple[Masked, ...]]:
+def mask_text(text: str, scanner: TextScanner) -> tuple[str, tuple[Masked, ...]]:
     """`text` with every secret the scanner finds replaced by its placeholder."""
     found = scanner.scan_text(text)
     if not found:
@@ -83,11 +81,7 @@ def mask_text(text: str, scanner: SecretScanner) -> tuple[str, tuple[Masked, ...
     return text, tuple(_masked(f) for f in found)
 
 
-def _is_binary_block(value: Mapping[str, Any]) -> bool:
-    return value.get("type") in _IMAGE_TYPES or "media_type" in value or "mimeType" in value
-
-
-def _walk(value: Any, scanner: SecretScanner, found: list[Masked], opaque: bool) -> Any:
+def _walk(value: Any, scanner: TextScanner, found: list[Masked], opaque: bool) -> Any:
     if isinstance(value, str):
         if opaque:
             return value
@@ -97,20 +91,14 @@ def _walk(value: Any, scanner: SecretScanner, found: list[Masked], opaque: bool)
     if isinstance(value, list):
         return [_walk(item, scanner, found, opaque) for item in value]
     if isinstance(value, dict):
-        binary = _is_binary_block(value)
         return {
-            key: _walk(
-                item,
-                scanner,
-                found,
-                opaque or key in _OPAQUE_KEYS or (binary and key in ("data", "source")),
-            )
+            key: _walk(item, scanner, found, opaque or opaque_member(value, key))
             for key, item in value.items()
         }
     return value  # numbers, booleans, null
 
 
-def mask_tool_output(value: Any, scanner: SecretScanner) -> MaskResult:
+def mask_tool_output(value: Any, scanner: TextScanner) -> MaskResult:
     """The tool output with its secrets masked, and what was masked (never a value)."""
     found: list[Masked] = []
     new = _walk(value, scanner, found, False)
@@ -125,13 +113,13 @@ def withhold_tool_output(value: Any) -> Any:
         return [withhold_tool_output(item) for item in value]
     if isinstance(value, dict):
         return {
-            key: item if key in _OPAQUE_KEYS else withhold_tool_output(item)
+            key: item if key in OPAQUE_KEYS else withhold_tool_output(item)
             for key, item in value.items()
         }
     return value
 
 
-def prompt_secrets(prompt: str, scanner: SecretScanner) -> tuple[Masked, ...]:
+def prompt_secrets(prompt: str, scanner: TextScanner) -> tuple[Masked, ...]:
     """The secrets a prompt holds (kinds and fingerprints)."""
     return tuple(_masked(f) for f in scanner.scan_text(prompt))
 

@@ -27,8 +27,23 @@ SESSION = "0b0c9a52-7a4e-4a57-9b55-2f3d1f6a0d11"
 FORBIDDEN = ("detect_secrets", "typer", "click", "yaml", "cryptography")
 
 
+@pytest.fixture(params=["full", "fast"])
+def env(tmp_path: Path, request: pytest.FixtureRequest) -> dict[str, str]:
+    """Each test twice: without state/live.json (the full path), and with it compiled (the
+    fast path: the prescan, and the light scanner of its candidates)."""
+    if request.param == "fast":
+        write_live_settings(Policy(), tmp_path / "home")
+    return make_env(tmp_path)
+
+
 @pytest.fixture
-def env(tmp_path: Path) -> dict[str, str]:
+def compiled_env(tmp_path: Path) -> dict[str, str]:
+    """With state/live.json compiled from the default policy."""
+    write_live_settings(Policy(), tmp_path / "home")
+    return make_env(tmp_path)
+
+
+def make_env(tmp_path: Path) -> dict[str, str]:
     config = tmp_path / "config"
     (config / "projects" / PROJECT / SESSION / "tool-results").mkdir(parents=True)
     return {
@@ -256,30 +271,78 @@ def test_the_shim_runs_the_hook_and_imports_nothing_heavy(env: dict[str, str]) -
     assert token not in json.dumps(out) and "[REDACTED:github-token:" in out["stdout"]
 
 
-def test_the_quick_gate_passes_every_secret_the_scanner_finds(env: dict[str, str]) -> None:
-    """With state/live.json compiled, a payload the gate rejects is answered without the
-    detection code; the gate is a necessary condition: what the scanner masks, it lets by."""
-    from scrubber.demo import fakes
-    from scrubber.hooks.live_common import build_scanner, load_live_settings
-    from scrubber.hooks.live_gate import may_hold_secret
+HEAVY = ("scrubber.detection.scan", "scrubber.detection.rules.catalog", "scrubber.policy.model",
+         "scrubber.detection.gate_index", "pathlib")  # fmt: skip
 
-    home = Path(env["SCRUB_HOME"])
-    write_live_settings(Policy(), home)
-    settings = load_live_settings(home)
-    assert settings.gate is not None
-    scanner = build_scanner(home, settings)
-    rng = random.Random(1)
-    makers = [getattr(fakes, n) for n in dir(fakes) if n.startswith("fake_") and n != "fake_uuid"]
-    for make in makers:
-        try:
-            value = make(rng)
-        except TypeError:
-            continue
-        if not isinstance(value, str):
-            continue
-        raw = json.dumps({"tool_response": {"stdout": f"x {value} y"}}).encode()
-        if scanner.scan_text(f"x {value} y"):
-            assert may_hold_secret(raw, settings.gate), make.__name__
+
+def launch(env: dict[str, str], data: bytes) -> tuple[str, list[str]]:
+    """The hook as the installed launcher runs it (`python -S`, the package put on sys.path):
+    what it printed, and which of HEAVY it imported."""
+    probe = (
+        f"import sys; sys.path.insert(0, {str(ROOT)!r})\n"
+        "from scrubber.hooks import post_tool_use\n"
+        "post_tool_use.main()\n"
+        f"sys.stderr.write(repr(sorted(m for m in {HEAVY!r} if m in sys.modules)))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-S", "-c", probe],
+        input=data,
+        capture_output=True,
+        env={**os.environ, **env},
+        check=True,
+    )
+    return done.stdout.decode(), eval(done.stderr.decode())  # noqa: S307 - our own repr
+
+
+def test_the_fast_path_imports_no_scanner_and_no_policy(compiled_env: dict[str, str]) -> None:
+    env = compiled_env
     token, _ = secrets()
-    assert answer(env, payload(env, "Bash", {"stdout": token, "stderr": ""})) is not None
-    assert answer(env, payload(env, "Bash", {"stdout": "plain words", "stderr": ""})) is None
+    clean = payload(env, "Bash", {"stdout": "4b1d acca eaaa " * 50 + "plain", "stderr": ""})
+    assert launch(env, json.dumps(clean).encode()) == ("", [])
+    dirty = payload(env, "Bash", {"stdout": f"x {token} y", "stderr": ""})
+    printed, heavy = launch(env, json.dumps(dirty).encode())
+    out = json.loads(printed)["hookSpecificOutput"]["updatedToolOutput"]
+    assert token not in printed and "[REDACTED:github-token:" in out["stdout"]
+    assert not {"scrubber.detection.scan", "scrubber.detection.rules.catalog"} & set(heavy)
+    assert "scrubber.policy.model" not in heavy
+
+
+def test_a_stale_prescan_falls_back_to_the_full_scan(compiled_env: dict[str, str]) -> None:
+    env = compiled_env
+    home = Path(env["SCRUB_HOME"])
+    live = home / "state" / "live.json"
+    data = json.loads(live.read_text())
+    data["prescan"]["stamp"] = []  # compiled from other detection code
+    data["prescan"]["detectors"] = [data["prescan"]["detectors"][0]]  # which misses most
+    live.write_text(json.dumps(data))
+    token, _ = secrets()
+    printed, heavy = launch(env, json.dumps(payload(env, "Bash", {"stdout": token})).encode())
+    assert token not in printed and "[REDACTED:github-token:" in printed
+    assert "scrubber.detection.scan" in heavy
+
+
+def test_a_clean_side_file_is_left_as_it_is(compiled_env: dict[str, str]) -> None:
+    env = compiled_env
+    side = Path(env["CLAUDE_CONFIG_DIR"]) / "projects" / PROJECT / SESSION / "tool-results"
+    side = side / "toolu_02.txt"
+    side.write_text("4b1d " * 10_000)
+    before = side.stat()
+    response = {"stdout": "4b1d " * 6000, "stderr": "", "persistedOutputPath": str(side)}
+    assert answer(env, payload(env, "Bash", response)) is None
+    after = side.stat()
+    assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
+
+
+def test_a_live_json_others_can_write_is_not_trusted(compiled_env: dict[str, str]) -> None:
+    """A prescan planted by someone else (here: a file others may write, cut down to one
+    detector, so that it would let a GitHub token by) never decides what is skipped."""
+    env = compiled_env
+    live = Path(env["SCRUB_HOME"]) / "state" / "live.json"
+    data = json.loads(live.read_text())
+    data["prescan"]["detectors"] = [data["prescan"]["detectors"][0]]
+    live.write_text(json.dumps(data))
+    live.chmod(0o666)
+    token, _ = secrets()
+    printed, heavy = launch(env, json.dumps(payload(env, "Bash", {"stdout": token})).encode())
+    assert token not in printed and "[REDACTED:github-token:" in printed
+    assert "scrubber.detection.scan" in heavy  # the full path, with the whole live set

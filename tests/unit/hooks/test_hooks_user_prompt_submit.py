@@ -20,10 +20,13 @@ PROJECT = "-work-app"
 SESSION = "0b0c9a52-7a4e-4a57-9b55-2f3d1f6a0d11"
 
 
-@pytest.fixture
-def env(tmp_path: Path) -> dict[str, str]:
+@pytest.fixture(params=["full", "fast"])
+def env(tmp_path: Path, request: pytest.FixtureRequest) -> dict[str, str]:
+    """Each test without state/live.json (the full path) and with it (the prescan first)."""
     config = tmp_path / "config"
     (config / "projects" / PROJECT).mkdir(parents=True)
+    if request.param == "fast":
+        write_live_settings(Policy(), tmp_path / "home")
     return {
         "CLAUDE_CONFIG_DIR": str(config),
         "SCRUB_HOME": str(tmp_path / "home"),
@@ -142,3 +145,30 @@ def test_the_shim_blocks_and_imports_nothing_heavy(env: dict[str, str]) -> None:
     )  # fmt: skip
     assert done.stderr.decode().strip() == "[]"
     assert json.loads(done.stdout)["decision"] == "block"
+
+
+def test_a_clean_prompt_is_answered_without_the_scanner_or_the_policy(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    env = {"CLAUDE_CONFIG_DIR": str(tmp_path / "c"), "SCRUB_HOME": str(tmp_path / "h"),
+           "HOME": str(tmp_path)}  # fmt: skip
+    write_live_settings(Policy(), Path(env["SCRUB_HOME"]))
+    root = Path(__file__).resolve().parents[3]
+    heavy = ("scrubber.detection.scan", "scrubber.policy.model", "pathlib")
+    probe = (
+        f"import sys; sys.path.insert(0, {str(root)!r})\n"
+        "from scrubber.hooks import user_prompt_submit\n"
+        "user_prompt_submit.main([])\n"
+        f"sys.stderr.write(repr(sorted(m for m in {heavy!r} if m in sys.modules)))\n"
+    )
+    data = {"hook_event_name": "UserPromptSubmit", "prompt": "fix the acca 4b1d bug " * 20}
+    done = subprocess.run(
+        [sys.executable, "-S", "-c", probe],
+        input=json.dumps(data).encode(),
+        capture_output=True,
+        env={**os.environ, **env},
+        check=True,
+    )
+    assert (done.stdout, done.stderr.decode()) == (b"", "[]")
