@@ -181,7 +181,11 @@ _STRING = re.compile(rb'"[^"\\]*+(?:\\.[^"\\]*+)*+"', re.DOTALL)
 _MEMBER = re.compile(rb'"([^"\\]*+(?:\\.[^"\\]*+)*+)"[ \t\n\r]*+:[ \t\n\r]*+', re.DOTALL)
 # What follows a value inside a container: blanks, then ',' or the closing bracket, then blanks.
 _SEPARATOR = re.compile(rb"[ \t\n\r]*+([,\]}])[ \t\n\r]*+")
-_SCALAR = re.compile(rb"-?(?:0|[1-9][0-9]*+)(?:\.[0-9]++)?+(?:[eE][+-]?[0-9]++)?+|true|false|null")
+# Python's json (the reader's fallback parser) also reads Infinity, -Infinity and NaN: a line
+# that holds them was parsed, so its strings must be rewritable too.
+_SCALAR = re.compile(
+    rb"-?(?:0|[1-9][0-9]*+)(?:\.[0-9]++)?+(?:[eE][+-]?[0-9]++)?+|true|false|null|-?Infinity|NaN"
+)
 # Everything up to the next bracket that is not inside a string: what a skipped container is made
 # of between its brackets. Stops early at a quote that opens a string with no end.
 _SKIP_RUN = re.compile(rb'[^"\[\]{}]*+(?:"[^"\\]*+(?:\\.[^"\\]*+)*+"[^"\[\]{}]*+)*+', re.DOTALL)
@@ -194,7 +198,9 @@ _ARRAY_INDEX = re.compile(r"0|[1-9][0-9]*")  # RFC 6901: no leading zeros, no "-
 # escaped key, a deep value) goes through the step-by-step walk.
 _WS_B = rb"[ \t\n\r]*+"
 _STRING_B = rb'"[^"\\]*+(?:\\.[^"\\]*+)*+"'
-_SCALAR_B = rb"(?:-?(?:0|[1-9][0-9]*+)(?:\.[0-9]++)?+(?:[eE][+-]?[0-9]++)?+|true|false|null)"
+_SCALAR_B = (
+    rb"(?:-?(?:0|[1-9][0-9]*+)(?:\.[0-9]++)?+(?:[eE][+-]?[0-9]++)?+|true|false|null|-?Infinity|NaN)"
+)
 
 
 def _container_pattern(depth: int) -> bytes:

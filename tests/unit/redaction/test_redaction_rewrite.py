@@ -142,6 +142,16 @@ def test_only_the_target_token_changes_and_everything_else_keeps_its_bytes() -> 
     assert secret.encode() not in out
 
 
+@pytest.mark.parametrize("token", [b"Infinity", b"-Infinity", b"NaN"])
+def test_the_non_standard_numbers_pythons_json_reads_are_walked_past(token: bytes) -> None:
+    # The reader falls back to Python's json, which parses these: a secret beside one must be
+    # rewritable, or the whole file is refused (found by the structure property test).
+    secret = fake_token()
+    raw = b'{"n":' + token + b',"deep":{"m":[' + token + b',1],"t":"k ' + secret.encode() + b'"}}'
+    out = rewrite_json_line(raw, {"/deep/t": [(2, 2 + len(secret), PLACEHOLDER)]})
+    assert out == raw.replace(secret.encode(), PLACEHOLDER.encode())
+
+
 def test_empty_mapping_returns_the_very_same_bytes() -> None:
     raw = b'{"a": "b"}'
     assert rewrite_json_line(raw, {}) is raw
