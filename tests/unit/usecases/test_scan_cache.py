@@ -189,6 +189,71 @@ def test_a_grown_transcript_whose_settled_part_changed_is_scanned_whole(
     assert _shape(cached(config, home)) == _shape(full(config))
 
 
+def _padded_transcript(config: Path) -> tuple[Path, bytes, bytes]:
+    """The demo transcript with 300 filler prompts appended (so an edit can sit far from both
+    ends of it), and one filler's text with a token of the same length."""
+    transcript = _transcript(config)
+    filler = "x" * 40
+    with transcript.open("ab") as handle:
+        for i in range(300):
+            handle.write(_line({"type": "user", "sessionId": INFRA, "uuid": f"pad-{i}",
+                                "message": {"role": "user", "content": f"note {i} {filler}"}}))  # fmt: skip
+    token = fake_github_token(random.Random(41))
+    assert len(token) == len(filler)
+    return transcript, f"note 150 {filler}".encode(), f"note 150 {token}".encode()
+
+
+@pytest.mark.parametrize("then_append", [False, True])
+def test_an_edit_in_the_middle_is_seen_whatever_the_size_and_mtime_say(
+    config: Path, tmp_path: Path, then_append: bool
+) -> None:
+    """Written in place at the same size with the mtime put back (vim's backupcopy=yes,
+    rsync --inplace), far from the file's first bytes and from its end; then, or not, grown."""
+    home = tmp_path / "home"
+    transcript, before, after = _padded_transcript(config)
+    cached(config, home)
+    data = transcript.read_bytes()
+    where = data.index(before)
+    assert _DIGEST_MARGIN < where < len(data) - _DIGEST_MARGIN
+    st = transcript.stat()
+    with transcript.open("r+b") as handle:
+        handle.seek(where)
+        handle.write(after)
+    os.utime(transcript, ns=(st.st_atime_ns, st.st_mtime_ns))
+    if then_append:
+        with transcript.open("ab") as handle:
+            handle.write(_line({"type": "system", "sessionId": INFRA, "uuid": "late"}))
+    assert _verdicts(config, home)[transcript.relative_to(config).as_posix()] is Verdict.CHANGED
+    warm = cached(config, home)
+    assert _shape(warm) == _shape(full(config))
+    assert any(f.line == data[:where].count(b"\n") + 1 for f in warm.findings)
+
+
+_DIGEST_MARGIN = 16_384  # well past the 4 KB the head digest covers
+
+
+def test_a_cache_folder_that_is_not_ours_is_passed_by(config: Path, tmp_path: Path) -> None:
+    """A symlinked state/scan-cache (or one open to others) is neither read nor written, and
+    the audit goes on without it (with and without --no-cache)."""
+    home = tmp_path / "home"
+    expected = _shape(full(config))
+    (home / "state").mkdir(parents=True, mode=0o700)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir(mode=0o700)
+    (home / "state" / CACHE_FOLDER).symlink_to(elsewhere)
+    assert _shape(cached(config, home)) == expected
+    cache = _cache(home)
+    cache.forget()
+    assert _shape(audit(_targets(config), SCANNER, cache=cache)) == expected
+    assert list(elsewhere.iterdir()) == []  # nothing written through the link
+    (home / "state" / CACHE_FOLDER).unlink()
+    loose = home / "state" / CACHE_FOLDER
+    loose.mkdir(mode=0o700)
+    loose.chmod(0o777)
+    assert _shape(cached(config, home)) == expected
+    assert list(loose.iterdir()) == []
+
+
 def _shards(home: Path) -> list[Path]:
     return sorted((home / "state" / CACHE_FOLDER).glob("*.json"))
 
