@@ -431,9 +431,22 @@ def _describe(value: object, *, word: bool = False) -> str:
 
 
 def show_key(key: object) -> str:
-    """A key as an error may show it: a short printable key as written, else what it is."""
+    """A key as an error may show it: a short printable key shaped like a policy key (words
+    of letters) as written, else what it is. A value pasted where a key goes (`ghp_…: 1`) is
+    not echoed: the error would print a secret."""
     if isinstance(key, str) and len(key) <= 60 and key.isprintable():
-        return repr(key)
+        if not any(_looks_like_a_value(word) for word in _KEY_WORDS.split(key)):
+            return repr(key)
+        return f"(a {len(key)}-character key that looks like a value, not shown)"
     if isinstance(key, str):
         return "(a long or unprintable key)"
     return _describe(key)
+
+
+_KEY_WORDS = re.compile(r"[._\- ]+")
+
+
+def _looks_like_a_value(word: str) -> bool:
+    """Longer than any word of a policy key, or a long mix of letters and digits."""
+    mixed = any(c.isdigit() for c in word) and any(c.isalpha() for c in word)
+    return len(word) > 24 or (mixed and len(word) >= 12)

@@ -309,6 +309,26 @@ def test_an_unknown_detector_name_is_not_echoed_when_it_looks_like_a_value(
     assert error.hint is not None and "scrub audit --format json" in error.hint
 
 
+@pytest.mark.parametrize("where", ["top", "nested"])
+def test_an_unknown_key_is_not_echoed_when_it_looks_like_a_value(
+    tmp_path: Path, env: dict[str, str], where: str
+) -> None:
+    pasted = "gh" + "p_" + random_word(36)  # a token pasted where a key goes
+    text = (
+        f"version: 1\n{pasted}: 1\n"
+        if where == "top"
+        else f"version: 1\nretention:\n  {pasted}: 1\n"
+    )
+    error = error_for(tmp_path, env, text)
+    assert "unknown key (a " in error.message and "looks like a value, not shown" in error.message
+    assert pasted not in error.message and pasted not in (error.hint or "")
+    assert pasted[4:20] not in error.message
+    # A misspelt key is still shown as written.
+    assert (
+        "'retention.dayz'" in error_for(tmp_path, env, "version: 1\nretention: {dayz: 1}\n").message
+    )
+
+
 def test_unknown_keys_come_with_a_hint(tmp_path: Path, env: dict[str, str]) -> None:
     error = error_for(tmp_path, env, "version: 1\npins: {session: []}\n")
     assert error.hint is not None
