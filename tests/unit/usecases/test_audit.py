@@ -359,3 +359,23 @@ def test_disabled_detectors_do_not_run(tmp_path: Path) -> None:
     scanner = build_scanner(policy, tmp_path, env={})
     assert scanner.scan_text(f"use {token} now") == ()
     assert build_scanner(Policy.default(), tmp_path, env={}).scan_text(f"use {token} now")
+
+
+def test_a_transcript_with_nul_padding_is_still_scanned(tmp_path: Path) -> None:
+    """NUL bytes a crash left at the start of a transcript's line do not make it 'binary':
+    the rest of the file is scanned (found by review: audit said 0 secrets where redact found
+    one). A side file with NULs is still binary."""
+    import json
+    import random
+
+    token = fake_github_token(random.Random(12))
+    record = {"type": "user", "message": {"role": "user", "content": f"use {token}"}}
+    body = b'{"type":"user","message":{"content":"hi"}}\n' + b"\0" * 64
+    body += json.dumps(record).encode() + b"\n"
+    transcript = tmp_path / "s.jsonl"
+    transcript.write_bytes(body)
+    found = audit(targets_from_paths([transcript]), SCANNER)
+    assert [f.kind for f in found.findings] == ["github-token"]
+    side = tmp_path / "blob.bin"
+    side.write_bytes(b"\0" * 64 + token.encode())
+    assert not audit(targets_from_paths([side]), SCANNER).findings
