@@ -378,4 +378,4 @@ def test_a_transcript_with_nul_padding_is_still_scanned(tmp_path: Path) -> None:
     assert [f.kind for f in found.findings] == ["github-token"]
     side = tmp_path / "blob.bin"
     side.write_bytes(b"\0" * 64 + token.encode())
-    assert not audit(targets_from_paths([side]), SCANNER).findings
+    assert not list(audit(targets_from_paths([side]), SCANNER).findings)
