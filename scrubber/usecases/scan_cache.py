@@ -27,7 +27,8 @@ import contextlib
 import hashlib
 import json
 import os
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -46,6 +47,7 @@ CACHE_FORMAT = 1
 CACHE_FOLDER = "scan-cache"
 _DIGEST_BYTES = 4096  # how much of a file's head and of its settled tail the digests cover
 _MAX_SHARD_BYTES = 256 << 20  # a bigger shard is not one we wrote: ignored unread
+_SHARD_NAME = re.compile(r"[0-9a-f]{40}\.json")  # what `_shard_path` names: nothing else is ours
 # The code whose change changes what a scan finds: its bytes are part of the rules' fingerprint
 # (the version alone does not change in an editable install).
 _RULE_CODE = ("detection", "transcript", "redaction/copies.py", "usecases/audit.py",
@@ -180,6 +182,32 @@ class ScanCache:
         shards are written afresh."""
         self._usable = False
         self._shards.clear()
+
+    def drop_missing(self, shard: str) -> bool:
+        """Forget the files of a shard that are no longer there (a deleted session's, which no
+        audit looks at again): True when one was, and the shard is to be written."""
+        groups = self._shard(shard)
+        dropped = False
+        for group in list(groups):
+            files = groups[group]
+            gone = [key for key in files if not os.path.lexists(key)]
+            for key in gone:
+                del files[key]
+            dropped = dropped or bool(gone)
+            if not files:
+                del groups[group]
+        return dropped
+
+    def keep_only(self, shards: Iterable[str]) -> None:
+        """Delete the shard files of every other shard (the project folders that are gone):
+        only after an audit of the whole config dir, which names every shard still wanted."""
+        if not paths.check_private_dir(self.folder, self._home):
+            return  # not a folder of ours: nothing in it is deleted
+        wanted = {self._shard_path(shard).name for shard in shards}
+        with contextlib.suppress(OSError):
+            for path in self.folder.glob("*.json"):
+                if path.name not in wanted and _SHARD_NAME.fullmatch(path.name):
+                    path.unlink(missing_ok=True)
 
     def _shard_path(self, shard: str) -> Path:
         return self.folder / (hashlib.sha256(shard.encode()).hexdigest()[:40] + ".json")
