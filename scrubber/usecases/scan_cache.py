@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import itertools
 import json
 import os
 import re
@@ -97,9 +98,9 @@ class CachedFile:
         """The findings, in `file` (the name the report gives the file); with `upto_line`,
         only the detectors' findings on lines up to it."""
         if upto_line is None:
-            return [_finding_from_json(file, item) for item in self.stored_findings]
+            return [finding_from_json(file, item) for item in self.stored_findings]
         return [
-            _finding_from_json(file, item)
+            finding_from_json(file, item)
             for item in self.stored_findings
             if item[0] <= upto_line and not item[-1]
         ]
@@ -328,22 +329,27 @@ def _finding_to_json(f: Finding) -> list[Any]:
             f.by_value]  # fmt: skip
 
 
-def _checked_finding(item: list[Any]) -> list[Any]:
-    """A stored finding, once its fields are of the types a Finding's are."""
-    (line, pointer, start, end, kind, detector, fingerprint, session_id, record_uuid, source,
-     in_thinking, length, prefix, by_value) = item  # fmt: skip
-    if not all(type(v) is int for v in (line, start, end, length)):
-        raise TypeError("a finding's place is not numbers")
-    if not all(isinstance(v, str) for v in (kind, detector, fingerprint, prefix)):
-        raise TypeError("a finding's kind is not text")
-    if not all(v is None or isinstance(v, str) for v in (pointer, session_id, record_uuid, source)):
-        raise TypeError("a finding's place is not text")
-    if type(in_thinking) is not bool or type(by_value) is not bool:
-        raise TypeError("a finding's flags are not booleans")
+def _finding_types() -> frozenset[tuple[type, ...]]:
+    """The types a stored finding's fields may have, field by field (a pointer, session id,
+    record uuid and source may be null)."""
+    text, maybe = (str,), (str, type(None))
+    fields = [(int,), maybe, (int,), (int,), text, text, text, maybe, maybe, maybe, (bool,),
+              (int,), text, (bool,)]  # fmt: skip
+    return frozenset(itertools.product(*fields))
+
+
+_FINDING_TYPES = _finding_types()
+
+
+def checked_finding(item: list[Any]) -> list[Any]:
+    """A stored finding, once its fields are of the types a Finding's are (one look-up of
+    their types: a warm audit checks tens of thousands)."""
+    if type(item) is not list or tuple(map(type, item)) not in _FINDING_TYPES:
+        raise TypeError("a stored finding's fields are not of a finding's types")
     return item
 
 
-def _finding_from_json(file: str, item: list[Any]) -> Finding:
+def finding_from_json(file: str, item: list[Any]) -> Finding:
     (line, pointer, start, end, kind, detector, fingerprint, session_id, record_uuid, source,
      in_thinking, length, prefix, by_value) = item  # fmt: skip
     return Finding(file, line, pointer, (start, end), kind, detector, fingerprint, session_id,
@@ -380,7 +386,7 @@ def _file_from_json(item: dict[str, Any]) -> CachedFile:
     title, title_digest = item["title"]
     return CachedFile(
         FileState(size, mtime, ctime, inode, device, settled, settled_lines, str(head), str(tail)),
-        [_checked_finding(f) for f in item["findings"]],
+        [checked_finding(f) for f in item["findings"]],
         [(int(line), str(why)) for line, why in item["problems"]],
         {int(offset): int(number) for offset, number in item["line_starts"]},
         [(str(i), str(n), str(t), str(SourceKind(s))) for i, n, t, s in item["calls"]],
