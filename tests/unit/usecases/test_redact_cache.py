@@ -235,3 +235,32 @@ def test_in_place_a_rewritten_unchanged_file_needs_nothing(config: Path, tmp_pat
     third = redact_all(config, home, tmp_path, in_place=True)
     assert next(r for r in third if r.source == transcript).replaced == 1
     assert token.encode() not in transcript.read_bytes()
+
+
+def test_the_session_end_worker_skips_a_current_session(config: Path, tmp_path: Path) -> None:
+    from datetime import UTC, datetime
+
+    from scrubber.policy.model import SessionEndAction
+    from scrubber.usecases.session_end import EndedSession, PipelineActions
+
+    home = tmp_path / "home"
+    session = EndedSession(INFRA, _infra(config), config, home, POLICY, {},
+                           datetime(2026, 5, 1, tzinfo=UTC))  # fmt: skip
+    actions = PipelineActions()
+    first = actions.run(SessionEndAction.REDACT_COPY, session)
+    dest = home / "redacted"
+    made, written = identities(dest), tree(dest)
+    assert first["replaced"] and made
+    assert actions.run(SessionEndAction.REDACT_COPY, session) == first
+    assert identities(dest) == made and tree(dest) == written
+    with _infra(config).open("ab") as out:
+        out.write(_read_env("toolu_rc9", f"APP_SETTING={_context_only_value(9)}\nDEBUG=0"))
+    again = actions.run(SessionEndAction.REDACT_COPY, session)
+    assert again["replaced"] == first["replaced"] + 1
+    assert identities(dest) != made
+    # In place: the second run over the rewritten, unchanged session rewrites nothing.
+    done = actions.run(SessionEndAction.REDACT_IN_PLACE, session)
+    assert done["replaced"] > 0
+    stamps = {p: p.stat().st_ctime_ns for p in _infra(config).parent.rglob("*") if p.is_file()}
+    assert actions.run(SessionEndAction.REDACT_IN_PLACE, session)["replaced"] == 0
+    assert {p: p.stat().st_ctime_ns for p in stamps} == stamps
