@@ -90,17 +90,20 @@ def run_redact(
     their copies in the others of the same session. With the `policy` the scanner was built
     from, what is already current is skipped (redact_cache.py; `request.use_cache`)."""
     selection = select_files(request, note)
+    # Only the config dir's sessions are remembered: files named one by one (a script's, a
+    # benchmark's thousands) would each leave a cache behind.
+    cached = policy is not None and not request.paths
     if request.in_place:
         note(IN_PLACE_NOTICE)
         lock_dir = paths.state_dir(request.home) / "locks"
         files = [*selection.sources, *selection.global_files]
         cache = None
-        if policy is not None:
+        if cached and policy is not None:
             cache = RedactCache.of(request.home, scanner, policy, IN_PLACE, "keep")
         return redact_in_place_cached(files, scanner, lock_dir, cache, fresh=request.use_cache)
     pairs = copy_pairs(request, selection)
     cache = None
-    if policy is not None and pairs:
+    if cached and policy is not None and pairs:
         where = str((request.output or paths.redacted_dir(request.home)).absolute())
         cache = RedactCache.of(request.home, scanner, policy, where, thinking.value)
         if not request.use_cache:
@@ -129,6 +132,8 @@ def redact_copies(
     if cache is not None:
         fresh = current_copies(pairs, cache)
     if pairs and all(entry is not None for entry in fresh):
+        if cache is not None and cache.drop_missing():
+            cache.store()  # a deleted session's entries go, though nothing was written
         return [report_of(s, d, e) for (s, d), e in zip(pairs, fresh, strict=True) if e]
     run = _CopyRun(pairs, scanner, thinking is ThinkingMode.REDACT, cache is not None)
     try:

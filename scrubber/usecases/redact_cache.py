@@ -144,7 +144,9 @@ class RedactCache:
         return {}
 
     def store(self) -> None:
-        """Write the entries (best effort: a cache that cannot be written is not)."""
+        """Write the entries (best effort: a cache that cannot be written is not); those of
+        sources no longer there (a deleted session's) are dropped."""
+        self.drop_missing()
         copies = {dest: _entry_to_json(entry) for dest, entry in self.entries.items()}
         body = json.dumps({"format": CACHE_FORMAT, "copies": copies}, separators=(",", ":"))
         data = body.encode()
@@ -153,6 +155,13 @@ class RedactCache:
             atomic_write(self.path, [self._mac(data).encode(), b"\n", data], mode=PRIVATE_FILE_MODE)
         except OSError:
             return
+
+    def drop_missing(self) -> bool:
+        """Forget the entries of sources no longer there: True when there was one."""
+        kept = {d: e for d, e in self.entries.items() if os.path.lexists(e.source)}
+        dropped = len(kept) != len(self.entries)
+        self.entries = kept
+        return dropped
 
     def dest_state(self, dest: Path) -> tuple[list[int], str] | None:
         """The stat and keyed digest of a published copy (None: not a regular file)."""

@@ -264,3 +264,24 @@ def test_the_session_end_worker_skips_a_current_session(config: Path, tmp_path: 
     stamps = {p: p.stat().st_ctime_ns for p in _infra(config).parent.rglob("*") if p.is_file()}
     assert actions.run(SessionEndAction.REDACT_IN_PLACE, session)["replaced"] == 0
     assert {p: p.stat().st_ctime_ns for p in stamps} == stamps
+
+
+def test_cache_hygiene_named_files_leave_none_and_deleted_sessions_leave(
+    config: Path, tmp_path: Path
+) -> None:
+    home = tmp_path / "home"
+    request = RedactRequest(home, config, paths=(_infra(config),), output=tmp_path / "one.jsonl")
+    run_redact(request, SCANNER, ThinkingMode.REDACT, note=lambda _: None, policy=POLICY)
+    assert not (home / "state" / CACHE_FOLDER).exists()  # a script's thousands leave nothing
+    redact_all(config, home, tmp_path / "dest")
+    [cache] = (home / "state" / CACHE_FOLDER).glob("*.json")
+
+    def sources() -> set[str]:
+        body = json.loads(cache.read_bytes().partition(b"\n")[2])
+        return {entry[0] for entry in body["copies"].values()}
+
+    gone = next(config.glob("projects/*/896642b1-*.jsonl"))
+    assert str(gone) in sources()
+    gone.unlink()
+    redact_all(config, home, tmp_path / "dest")
+    assert str(gone) not in sources() and sources()
