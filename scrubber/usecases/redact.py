@@ -6,7 +6,8 @@ every file was redacted, the values found in all of them are looked for in each 
 lines still holding a copy are rewritten, and the file is published. Every write goes through a
 temp file in the destination folder, fsync and rename, so a crash leaves the old file or the
 new one. In-place rewrites are in redact_in_place.py, the proof (`--check`) in verify.py;
-`run_redact` is what `scrub redact` asks for.
+`run_redact` is what `scrub redact` asks for. A run over the config dir's sessions skips the
+copies that are already current (redact_cache.py), writing what a full run writes.
 """
 
 from __future__ import annotations
