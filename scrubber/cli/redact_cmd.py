@@ -67,6 +67,14 @@ ThinkingOption = Annotated[
         "promised resumable with the real API.",
     ),
 ]
+NoCacheOption = Annotated[
+    bool,
+    typer.Option(
+        "--no-cache",
+        help="Redact everything again, even what is already current (the redaction cache in "
+        "$SCRUB_HOME/state/redact-cache/ is then written afresh).",
+    ),
+]
 CheckOption = Annotated[
     Path | None,
     typer.Option("--check", help="Prove a redacted file instead (same as scrub verify)."),
@@ -94,6 +102,7 @@ def redact_command(
     all_: AllOption = False,
     in_place: InPlaceOption = False,
     thinking: ThinkingOption = None,
+    no_cache: NoCacheOption = False,
     check: CheckOption = None,
     original: OriginalOption = None,
     output_format: FormatOption = "text",
@@ -106,11 +115,19 @@ def redact_command(
     Each secret becomes [REDACTED:<kind>:<fingerprint>]. Copies are 0600 and keep the
     original's mtime. Exit 0 when the output was written.
 
+    A session none of whose files changed since the last run, and whose copies are still
+    the ones written then, is not redacted again (--no-cache redoes everything); the
+    output is the same either way.
+
     Examples:
 
       scrub redact session.jsonl --output session.redacted.jsonl
 
       scrub redact --session 3f9a          # -> $SCRUB_HOME/redacted/projects/…
+
+      scrub redact --all                   # again: only what changed is redone
+
+      scrub redact --all --no-cache        # every copy written again
 
       scrub redact --all --in-place
 
@@ -140,8 +157,9 @@ def redact_command(
         all_sessions=all_,
         in_place=in_place,
         output=output,
+        use_cache=not no_cache,
     )
-    results = run_redact(request, scanner, mode, note=_note)
+    results = run_redact(request, scanner, mode, note=_note, policy=loaded.policy)
     _report(results, output_format == "json")
 
 

@@ -111,7 +111,13 @@ def redact_line(
 ) -> LineRedaction | None:
     """One line redacted, or None when it has nothing to redact or report. `scope`: the
     session its values belong to (None: the line's own `sessionId`)."""
-    scan = file_scan.scan_raw(raw)
+    return redact_scanned(raw, file_scan.scan_raw(raw), scope, redact_thinking=redact_thinking)
+
+
+def redact_scanned(
+    raw: RawLine, scan: LineScan | None, scope: Scope | None, *, redact_thinking: bool
+) -> LineRedaction | None:
+    """`redact_line` of a line already scanned (a caller that keeps where the values were)."""
     if scan is None:
         return None
     problem = str(scan.line.problem) if scan.line.problem not in (None, LineProblem.BLANK) else None

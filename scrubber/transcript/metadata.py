@@ -9,6 +9,7 @@ output; it can match a nested key, which costs one parse and nothing else.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
@@ -66,12 +67,16 @@ def _top_level(data: bytes) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
-def _line_blocks(stream: BinaryIO) -> Iterator[bytes]:
-    """The stream in blocks of whole lines: each block ends at a newline (or at the end of the
-    file), so no line is split. A line longer than a block is gathered whole."""
+def _line_blocks(stream: BinaryIO, size: int) -> Iterator[bytes]:
+    """The stream's first `size` bytes (its size when opened) in blocks of whole lines: each
+    block ends at a newline (or at the end), so no line is split. A line longer than a block
+    is gathered whole. Each read asks for no more than is left: a read of 4 MiB allocates 4 MiB
+    whatever the file holds, and a last read that finds nothing costs another."""
     pending: list[bytes] = []
+    left = size
     while True:
-        block = stream.read(_BLOCK)
+        block = stream.read(min(_BLOCK, left)) if left > 0 else b""
+        left -= len(block)
         if not block:
             if pending:
                 yield b"".join(pending)
@@ -180,7 +185,8 @@ def read_metadata(path: Path) -> TranscriptMetadata:
 
     with open_regular(path) as stream:  # swapped for a FIFO since the listing: never block
         whole: bytes | None = None
-        for count, block in enumerate(_line_blocks(stream)):
+        size = os.fstat(stream.fileno()).st_size
+        for count, block in enumerate(_line_blocks(stream, size)):
             whole = block if count == 0 else None
             position = 0
             # The head, line by line, until cwd, sessionId and a first timestamp are known

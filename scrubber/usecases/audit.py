@@ -90,9 +90,16 @@ def run_audit(
     if cache is not None and not request.use_cache:
         cache.forget()
     report = audit(targets, scanner, progress=progress, env=env, cache=cache)
+    if cache is not None and _whole_config(request):
+        cache.keep_only({t.project or "" for t in targets})
     if request.remember:
         update_audit_cache(request.home, report)
     return report
+
+
+def _whole_config(request: AuditRequest) -> bool:
+    """Whether the audit named every file of the config dir (so every shard still wanted)."""
+    return not (request.paths or request.sessions or request.projects or request.since)
 
 
 def _requested_targets(request: AuditRequest) -> list[ScanTarget]:
@@ -224,7 +231,8 @@ def _store(
     dirty: set[str],
     scanner: SecretScanner,
 ) -> None:
-    """Write the shards of the sessions looked at again (history.jsonl's with them)."""
+    """Write the shards of the sessions looked at again (history.jsonl's with them), and
+    those that held files no longer there."""
     shards: dict[str, dict[str, dict[str, CachedFile]]] = {}
     for item, result, scanned in zip(planned, files, scans, strict=True):
         if item.group not in dirty and not (dirty and item.target.role == "history"):
@@ -233,6 +241,9 @@ def _store(
         entry = cache_entry(item, result, scanned, scanner)
         if entry is not None:
             entries[cache_key(item.target.path)] = entry
+    for shard in {item.shard for item in planned}:
+        if cache.drop_missing(shard):
+            shards.setdefault(shard, {})
     for shard, groups in shards.items():
         cache.store(shard, groups)
 

@@ -27,6 +27,10 @@ class RedactRequest:
     all_sessions: bool = False
     in_place: bool = False
     output: Path | None = None
+    # The redaction cache (state/redact-cache/, redact_cache.py): True skips what is already
+    # current and keeps the cache up to date; False redoes everything (`--no-cache`) and
+    # writes it afresh.
+    use_cache: bool = True
 
 
 @dataclass(frozen=True, slots=True)

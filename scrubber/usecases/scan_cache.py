@@ -26,9 +26,11 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import itertools
 import json
 import os
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -49,6 +51,7 @@ CACHE_FOLDER = "scan-cache"
 _DIGEST_BYTES = 4096  # how much of a file's head its own digest covers
 _HASH_CHUNK = 1 << 20
 _MAX_SHARD_BYTES = 256 << 20  # a bigger shard is not one we wrote: ignored unread
+_SHARD_NAME = re.compile(r"[0-9a-f]{40}\.json")  # what `_shard_path` names: nothing else is ours
 # The code whose change changes what a scan finds: its bytes are part of the rules' fingerprint
 # (the version alone does not change in an editable install).
 _RULE_CODE = ("detection", "transcript", "redaction/copies.py", "usecases/audit.py",
@@ -98,9 +101,9 @@ class CachedFile:
         """The findings, in `file` (the name the report gives the file); with `upto_line`,
         only the detectors' findings on lines up to it."""
         if upto_line is None:
-            return [_finding_from_json(file, item) for item in self.stored_findings]
+            return [finding_from_json(file, item) for item in self.stored_findings]
         return [
-            _finding_from_json(file, item)
+            finding_from_json(file, item)
             for item in self.stored_findings
             if item[0] <= upto_line and not item[-1]
         ]
@@ -192,6 +195,32 @@ class ScanCache:
         shards are written afresh."""
         self._usable = False
         self._shards.clear()
+
+    def drop_missing(self, shard: str) -> bool:
+        """Forget the files of a shard that are no longer there (a deleted session's, which no
+        audit looks at again): True when one was, and the shard is to be written."""
+        groups = self._shard(shard)
+        dropped = False
+        for group in list(groups):
+            files = groups[group]
+            gone = [key for key in files if not os.path.lexists(key)]
+            for key in gone:
+                del files[key]
+            dropped = dropped or bool(gone)
+            if not files:
+                del groups[group]
+        return dropped
+
+    def keep_only(self, shards: Iterable[str]) -> None:
+        """Delete the shard files of every other shard (the project folders that are gone):
+        only after an audit of the whole config dir, which names every shard still wanted."""
+        if not paths.check_private_dir(self.folder, self._home):
+            return  # not a folder of ours: nothing in it is deleted
+        wanted = {self._shard_path(shard).name for shard in shards}
+        with contextlib.suppress(OSError):
+            for path in self.folder.glob("*.json"):
+                if path.name not in wanted and _SHARD_NAME.fullmatch(path.name):
+                    path.unlink(missing_ok=True)
 
     def _shard_path(self, shard: str) -> Path:
         return self.folder / (hashlib.sha256(shard.encode()).hexdigest()[:40] + ".json")
@@ -322,22 +351,27 @@ def _finding_to_json(f: Finding) -> list[Any]:
             f.by_value]  # fmt: skip
 
 
-def _checked_finding(item: list[Any]) -> list[Any]:
-    """A stored finding, once its fields are of the types a Finding's are."""
-    (line, pointer, start, end, kind, detector, fingerprint, session_id, record_uuid, source,
-     in_thinking, length, prefix, by_value) = item  # fmt: skip
-    if not all(type(v) is int for v in (line, start, end, length)):
-        raise TypeError("a finding's place is not numbers")
-    if not all(isinstance(v, str) for v in (kind, detector, fingerprint, prefix)):
-        raise TypeError("a finding's kind is not text")
-    if not all(v is None or isinstance(v, str) for v in (pointer, session_id, record_uuid, source)):
-        raise TypeError("a finding's place is not text")
-    if type(in_thinking) is not bool or type(by_value) is not bool:
-        raise TypeError("a finding's flags are not booleans")
+def _finding_types() -> frozenset[tuple[type, ...]]:
+    """The types a stored finding's fields may have, field by field (a pointer, session id,
+    record uuid and source may be null)."""
+    text, maybe = (str,), (str, type(None))
+    fields = [(int,), maybe, (int,), (int,), text, text, text, maybe, maybe, maybe, (bool,),
+              (int,), text, (bool,)]  # fmt: skip
+    return frozenset(itertools.product(*fields))
+
+
+_FINDING_TYPES = _finding_types()
+
+
+def checked_finding(item: list[Any]) -> list[Any]:
+    """A stored finding, once its fields are of the types a Finding's are (one look-up of
+    their types: a warm audit checks tens of thousands)."""
+    if type(item) is not list or tuple(map(type, item)) not in _FINDING_TYPES:
+        raise TypeError("a stored finding's fields are not of a finding's types")
     return item
 
 
-def _finding_from_json(file: str, item: list[Any]) -> Finding:
+def finding_from_json(file: str, item: list[Any]) -> Finding:
     (line, pointer, start, end, kind, detector, fingerprint, session_id, record_uuid, source,
      in_thinking, length, prefix, by_value) = item  # fmt: skip
     return Finding(file, line, pointer, (start, end), kind, detector, fingerprint, session_id,
@@ -374,7 +408,7 @@ def _file_from_json(item: dict[str, Any]) -> CachedFile:
     title, title_digest = item["title"]
     return CachedFile(
         FileState(size, mtime, ctime, inode, device, settled, settled_lines, str(head), str(tail)),
-        [_checked_finding(f) for f in item["findings"]],
+        [checked_finding(f) for f in item["findings"]],
         [(int(line), str(why)) for line, why in item["problems"]],
         {int(offset): int(number) for offset, number in item["line_starts"]},
         [(str(i), str(n), str(t), str(SourceKind(s))) for i, n, t, s in item["calls"]],

@@ -228,6 +228,7 @@ def _redact_copy(session: EndedSession) -> Mapping[str, Any]:
     `projects/`, where Claude Code's sweep deletes every top-level `*.jsonl`)."""
     from scrubber.detection.registry import build_scanner
     from scrubber.usecases.redact import redact_copies
+    from scrubber.usecases.redact_cache import RedactCache
 
     scanner = build_scanner(session.policy, session.home)
     dest_root = paths.redacted_dir(session.home)
@@ -236,9 +237,13 @@ def _redact_copy(session: EndedSession) -> Mapping[str, Any]:
         (source, dest_root / source.relative_to(session.config_dir))
         for source in bundle_files(session)
     ]
-    results = redact_copies(
-        pairs, scanner, thinking=session.policy.redaction.thinking, env=session.env
+    thinking = session.policy.redaction.thinking
+    # The cache `scrub redact --session`/`--all` keeps for the same folder: a session either
+    # wrote that is still current is not written again.
+    cache = RedactCache.of(
+        session.home, scanner, session.policy, str(dest_root.absolute()), thinking.value
     )
+    results = redact_copies(pairs, scanner, thinking=thinking, env=session.env, cache=cache)
     summary = _redaction_summary(results)
     summary["destination"] = str(dest_root / session.transcript.relative_to(session.config_dir))
     return summary
@@ -248,10 +253,14 @@ def _redact_in_place(session: EndedSession) -> Mapping[str, Any]:
     """Rewrite the session's files with secrets replaced (thinking text untouched: reported).
     The lock folder is the one `scrub redact --in-place` uses, so the two never overlap."""
     from scrubber.detection.registry import build_scanner
-    from scrubber.usecases.redact_in_place import redact_files_in_place
+    from scrubber.usecases.redact_cache import IN_PLACE, RedactCache, redact_in_place_cached
 
     scanner = build_scanner(session.policy, session.home)
     lock_dir = paths.state_dir(session.home) / "locks"
-    # All of the session's files at once: a value found in one is redacted in all of them.
-    results = redact_files_in_place(bundle_files(session), scanner, lock_dir, env=session.env)
+    cache = RedactCache.of(session.home, scanner, session.policy, IN_PLACE, "keep")
+    # All of the session's files at once: a value found in one is redacted in all of them;
+    # skipped when every one is as our last rewrite left it.
+    results = redact_in_place_cached(
+        bundle_files(session), scanner, lock_dir, cache, env=session.env
+    )
     return _redaction_summary(results)

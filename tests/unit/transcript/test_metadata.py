@@ -128,3 +128,49 @@ def test_backward_lines_cover_the_file_exactly(tmp_path: Path, data: bytes) -> N
         with patch.object(metadata, "_TAIL_BLOCK", step), path.open("rb") as stream:
             lines = list(metadata._lines_backwards(stream, len(data)))
         assert lines == (expected if data else [])
+
+
+class _CountingReads:
+    """A real file whose forward reads (those before the backward scan seeks) are counted."""
+
+    def __init__(self, path: Path) -> None:
+        self._stream = path.open("rb")
+        self.asked: list[int] = []
+        self._seeked = False
+
+    def read(self, size: int = -1) -> bytes:
+        if not self._seeked:
+            self.asked.append(size)
+        return self._stream.read(size)
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        self._seeked = True
+        return self._stream.seek(offset, whence)
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._stream, name)
+
+    def __enter__(self) -> _CountingReads:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stream.close()
+
+
+@pytest.mark.parametrize("size_kb", [1, 5000])
+def test_metadata_reads_only_what_the_file_holds(tmp_path: Path, size_kb: int) -> None:
+    # A warm audit reads thousands of tiny transcripts: a 4 MiB read allocates 4 MiB whatever
+    # the file holds, and a last read that finds the end costs another.
+    filler = "y" * 1000
+    records = [{"type": "user", "timestamp": "2026-01-01T00:00:00Z", "cwd": "/a",
+                "sessionId": "s"}]  # fmt: skip
+    records += [{"type": "user", "message": {"content": filler}} for _ in range(size_kb)]
+    records.append({"type": "custom-title", "customTitle": "t"})
+    path = write_lines(tmp_path / "s.jsonl", *records)
+    size = path.stat().st_size
+    counted = _CountingReads(path)
+    with patch.object(metadata, "open_regular", lambda *_, **__: counted):
+        meta = read_metadata(path)
+    assert meta.custom_title == "t" and meta.cwd == "/a"
+    assert sum(counted.asked) == size, counted.asked
+    assert len(counted.asked) == -(-size // metadata._BLOCK), counted.asked

@@ -15,6 +15,7 @@ import shutil
 import stat
 import string
 import threading
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -392,3 +393,36 @@ def test_the_pool_hands_out_files_in_tasks_of_bounded_bytes() -> None:
     assert tasks[0] == [0] and tasks[1] == [1]  # big files alone
     assert all(sum(sizes[i] for i in task) < (2 << 20) or len(task) == 1 for task in tasks)
     assert max(len(task) for task in tasks) <= 64
+
+
+def _cached_paths(home: Path) -> set[str]:
+    found: set[str] = set()
+    for shard in _shards(home):
+        body = json.loads(shard.read_bytes().partition(b"\n")[2])
+        for files in body["groups"].values():
+            found.update(files)
+    return found
+
+
+def test_deleted_sessions_and_project_folders_leave_the_cache(config: Path, tmp_path: Path) -> None:
+    from scrubber.usecases.audit import AuditRequest, run_audit
+
+    home = tmp_path / "home"
+    cached(config, home)
+    gone = next(config.glob("projects/-home-demo-work-shop-api/896642b1-*.jsonl"))
+    assert str(gone.absolute()) in _cached_paths(home)
+    gone.unlink()  # the project's other session is unchanged: no shard had to be written
+    assert _shape(cached(config, home)) == _shape(full(config))
+    assert not any("896642b1" in path for path in _cached_paths(home))
+    # A whole project folder gone: after an audit of the whole config dir, so is its shard.
+    before = len(_shards(home))
+    shutil.rmtree(config / "projects" / "-home-demo-work-infra")
+    request = AuditRequest(POLICY, home, config)
+    run_audit(request, now=datetime.now(UTC))
+    assert not any(INFRA in path for path in _cached_paths(home))
+    assert len(_shards(home)) == before - 1
+    # What is not a shard of ours is left alone.
+    stranger = home / "state" / CACHE_FOLDER / "notes.json"
+    stranger.write_text("{}")
+    run_audit(request, now=datetime.now(UTC))
+    assert stranger.exists()
