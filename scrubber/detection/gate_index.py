@@ -17,7 +17,7 @@ from scrubber.detection.detector import ConfirmsRaw, Detector, FindsNear, Reache
 from scrubber.detection.gates import Gate, gates_of, literal_pattern
 from scrubber.detection.prefilter import gate_matcher
 from scrubber.detection.required_literals import every_match_holds_one_of
-from scrubber.detection.rules.base import PatternRule
+from scrubber.detection.rules.base import PatternRule, SameInAnyContext
 
 # On a raw line: a JSON key with a credential-like name holding a string value. Lines no gate
 # wakes are still parsed when this matches, so `{"api_key": "…"}` is never skipped (the scanner
@@ -107,11 +107,17 @@ class GateIndex:
         self._owners = tuple(tuple(owners) for owners in specs.values())
         # Context-only detectors, gated or not: never run on text of unknown origin.
         self.needs_context = frozenset(i for i, det in enumerate(detectors) if det.context_only)
-        # Token patterns: they find the same in any context, so their gates hold everywhere.
+        # Token patterns and the other detectors that find the same in any context: their
+        # gates hold everywhere, in a credential source too.
         self.context_free = frozenset(
             i
             for i, det in enumerate(detectors)
-            if isinstance(det, PatternRule) and not det.context_only and gates_of(det)
+            if (
+                isinstance(det, PatternRule)
+                or (isinstance(det, SameInAnyContext) and det.same_in_any_context)
+            )
+            and not det.context_only
+            and gates_of(det)
         )
         self.everyone = tuple(range(len(detectors)))
         # Detectors that can be told where their gates matched (`find_near`).

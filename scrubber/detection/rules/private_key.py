@@ -17,6 +17,7 @@ import binascii
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import ClassVar
 
 from scrubber.detection.detector import ScanContext, SourceKind
 from scrubber.detection.finding import Hit
@@ -75,6 +76,8 @@ class PemPrivateKeyRule:
     anchors: tuple[str, ...] = ("private key",)
     public_prefix: str = "-----BEGIN "  # the armour line names the format, not the key
     context_only: bool = False
+    # Its hits depend on the text alone and match its gates: see SameInAnyContext.
+    same_in_any_context: ClassVar[bool] = True
     reference: str = _REFERENCE
 
     def find(self, text: str, context: ScanContext) -> Iterator[Hit]:
