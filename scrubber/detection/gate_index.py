@@ -109,16 +109,7 @@ class GateIndex:
         self.needs_context = frozenset(i for i, det in enumerate(detectors) if det.context_only)
         # Token patterns and the other detectors that find the same in any context: their
         # gates hold everywhere, in a credential source too.
-        self.context_free = frozenset(
-            i
-            for i, det in enumerate(detectors)
-            if (
-                isinstance(det, PatternRule)
-                or (isinstance(det, SameInAnyContext) and det.same_in_any_context)
-            )
-            and not det.context_only
-            and gates_of(det)
-        )
+        self.context_free = frozenset(i for i, det in enumerate(detectors) if _context_free(det))
         self.everyone = tuple(range(len(detectors)))
         # Detectors that can be told where their gates matched (`find_near`).
         self.near = frozenset(i for i, det in enumerate(detectors) if isinstance(det, FindsNear))
@@ -235,6 +226,14 @@ class GateIndex:
             else:
                 merged.append((start, end, {d}))
         return merged
+
+
+def _context_free(detector: Detector) -> bool:
+    """Whether a detector's gates hold in any context (see `SameInAnyContext`)."""
+    same = isinstance(detector, PatternRule) or (
+        isinstance(detector, SameInAnyContext) and detector.same_in_any_context
+    )
+    return same and not detector.context_only and bool(gates_of(detector))
 
 
 def _proven_rare(gate: Gate) -> tuple[str, ...]:

@@ -9,7 +9,7 @@ JSON-escaped, in any string of the session's files, is a finding of the same kin
 as found by value), and is redacted.
 
 Bounded time, whatever the input: one literal search (hyperscan, or the pure-Python fallback of
-`prefilter.literal_events`, same matches) finds where the first `_ANCHOR` bytes of any form of any
+`prefilter_literals`, same matches) finds where the first `_ANCHOR` bytes of any form of any
 value occur; only the lines it names are parsed, and there `str.find` (linear, two-way for long
 needles) places each candidate value's exact copies, never overlapping. No value is searched for
 on its own over the data.
@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 from scrubber.detection.placeholder import PLACEHOLDER_PREFIX, make_placeholder
-from scrubber.detection.prefilter import LiteralEvents, literal_events
+from scrubber.detection.prefilter_literals import LiteralEvents, literal_events
 from scrubber.detection.scan import LineScan
 from scrubber.transcript.records import UNSCANNED_KEYS, json_pointer
 

@@ -1,4 +1,4 @@
-"""`prefilter.literal_events`, the exact-literal search of the by-value pass (known_values):
+"""`prefilter_literals.literal_events`, the exact-literal search of the by-value pass (known_values):
 hyperscan's literal compiler and the pure-Python fallback report every occurrence's end,
 overlapping ones and literals that hold a NUL byte included, as `bytes.find` defines them."""
 
@@ -8,11 +8,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scrubber.detection.prefilter import (
+from scrubber.detection.prefilter import load_hyperscan
+from scrubber.detection.prefilter_literals import (
     HyperscanLiteralEvents,
     PythonLiteralEvents,
     literal_events,
-    load_hyperscan,
 )
 from tests.skips import INSTALL_HYPERSCAN
 
