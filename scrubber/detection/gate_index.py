@@ -17,7 +17,7 @@ from scrubber.detection.detector import ConfirmsRaw, Detector, FindsNear, Reache
 from scrubber.detection.gates import Gate, gates_of, literal_pattern
 from scrubber.detection.prefilter import gate_matcher
 from scrubber.detection.required_literals import every_match_holds_one_of
-from scrubber.detection.rules.base import PatternRule
+from scrubber.detection.rules.base import PatternRule, SameInAnyContext
 
 # On a raw line: a JSON key with a credential-like name holding a string value. Lines no gate
 # wakes are still parsed when this matches, so `{"api_key": "…"}` is never skipped (the scanner
@@ -107,12 +107,9 @@ class GateIndex:
         self._owners = tuple(tuple(owners) for owners in specs.values())
         # Context-only detectors, gated or not: never run on text of unknown origin.
         self.needs_context = frozenset(i for i, det in enumerate(detectors) if det.context_only)
-        # Token patterns: they find the same in any context, so their gates hold everywhere.
-        self.context_free = frozenset(
-            i
-            for i, det in enumerate(detectors)
-            if isinstance(det, PatternRule) and not det.context_only and gates_of(det)
-        )
+        # Token patterns and the other detectors that find the same in any context: their
+        # gates hold everywhere, in a credential source too.
+        self.context_free = frozenset(i for i, det in enumerate(detectors) if _context_free(det))
         self.everyone = tuple(range(len(detectors)))
         # Detectors that can be told where their gates matched (`find_near`).
         self.near = frozenset(i for i, det in enumerate(detectors) if isinstance(det, FindsNear))
@@ -229,6 +226,14 @@ class GateIndex:
             else:
                 merged.append((start, end, {d}))
         return merged
+
+
+def _context_free(detector: Detector) -> bool:
+    """Whether a detector's gates hold in any context (see `SameInAnyContext`)."""
+    same = isinstance(detector, PatternRule) or (
+        isinstance(detector, SameInAnyContext) and detector.same_in_any_context
+    )
+    return same and not detector.context_only and bool(gates_of(detector))
 
 
 def _proven_rare(gate: Gate) -> tuple[str, ...]:

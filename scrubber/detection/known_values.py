@@ -9,7 +9,7 @@ JSON-escaped, in any string of the session's files, is a finding of the same kin
 as found by value), and is redacted.
 
 Bounded time, whatever the input: one literal search (hyperscan, or the pure-Python fallback of
-`prefilter.gate_matcher`, same matches) finds where the first `_ANCHOR` bytes of any form of any
+`prefilter_literals`, same matches) finds where the first `_ANCHOR` bytes of any form of any
 value occur; only the lines it names are parsed, and there `str.find` (linear, two-way for long
 needles) places each candidate value's exact copies, never overlapping. No value is searched for
 on its own over the data.
@@ -30,9 +30,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import IO, Any
 
-from scrubber.detection.gates import literal_pattern
 from scrubber.detection.placeholder import PLACEHOLDER_PREFIX, make_placeholder
-from scrubber.detection.prefilter import GateMatcher, gate_matcher
+from scrubber.detection.prefilter_literals import LiteralEvents, literal_events
 from scrubber.detection.scan import LineScan
 from scrubber.transcript.records import UNSCANNED_KEYS, json_pointer
 
@@ -199,10 +198,9 @@ class ValueIndex:
                 anchors.setdefault(form[:_ANCHOR], set()).add(number)
         self._anchors = list(anchors.items())
         self._lengths = [len(anchor) for anchor, _ in self._anchors]
-        self._matcher: GateMatcher | None = None
+        self._matcher: LiteralEvents | None = None
         if self._anchors:
-            gates = [(literal_pattern(a).encode(),) * 2 + (False,) for a, _ in self._anchors]
-            self._matcher = gate_matcher(gates, engine=engine)
+            self._matcher = literal_events([a for a, _ in self._anchors], engine=engine)
 
     def __repr__(self) -> str:
         return f"ValueIndex({len(self._values)} values)"

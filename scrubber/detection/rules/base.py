@@ -12,6 +12,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
 
 from scrubber.detection.detector import ScanContext
 from scrubber.detection.finding import Hit
@@ -100,6 +101,19 @@ def strip_leading_lookbehinds(pattern: str) -> str:
             break
         pattern = pattern[end:]
     return flags + pattern
+
+
+@runtime_checkable
+class SameInAnyContext(Protocol):
+    """A detector whose hits depend on the text alone (its `find` never reads the context, as
+    a PatternRule's does not) and every hit of which matches one of its gates, in any text.
+    Its gates then hold in a credential source as well, where the scanner otherwise runs every
+    detector on every string whole. (Some gates are narrower than their detector's `find`, as
+    a heuristic for ordinary text: such a detector says False.)
+    `tests/unit/detection/rules/test_rules_catalog.py` holds each to this on every positive."""
+
+    @property
+    def same_in_any_context(self) -> bool: ...
 
 
 @dataclass(frozen=True, slots=True)

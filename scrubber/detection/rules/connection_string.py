@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import ClassVar
 
 from scrubber.detection.detector import ScanContext
 from scrubber.detection.finding import Hit
@@ -60,6 +61,8 @@ class ConnectionStringRule:
     # holds no `"` or `\\` (so none on a raw line either), the password no `/`.
     gates: tuple[Gate, ...] = (Gate(r'://[^\s@/"]*:[^\s/]+@'),)
     context_only: bool = False
+    # Its hits depend on the text alone and match its gates: see SameInAnyContext.
+    same_in_any_context: ClassVar[bool] = True
     reference: str = (
         "RFC 3986 §3.2.1 (userinfo); postgresql.org libpq 'Connection URIs'; mongodb.com "
         "'Connection String Formats'; gitleaks generic URL-credential rules"

@@ -20,6 +20,7 @@ import binascii
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import ClassVar
 
 from scrubber.detection.detector import ScanContext, SourceKind
 from scrubber.detection.finding import Hit
@@ -118,6 +119,8 @@ class PgpassRule:
         ),
     )
     context_only: bool = False
+    # Its hits depend on the text alone and match its gates: see SameInAnyContext.
+    same_in_any_context: ClassVar[bool] = True
     reference: str = "postgresql.org/docs/current/libpq-pgpass.html"
 
     def find(self, text: str, context: ScanContext) -> Iterator[Hit]:

@@ -16,6 +16,7 @@ import binascii
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import ClassVar
 
 from scrubber.detection.detector import ScanContext
 from scrubber.detection.finding import Hit
@@ -45,6 +46,8 @@ class DiscordTokenRule:
     # `.` is in every line; two dots six token characters apart, then 27 more, are rare.
     gates: tuple[Gate, ...] = (Gate(r"\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27}"),)
     context_only: bool = False
+    # Its hits depend on the text alone and match its gates: see SameInAnyContext.
+    same_in_any_context: ClassVar[bool] = True
     reference: str = (
         "discord.com/developers/docs/reference#authentication; detect-secrets "
         "DiscordBotTokenDetector"

@@ -307,6 +307,9 @@ class _LabelledRule:
     kind: str = KIND
     anchors: tuple[str, ...] = ("pass", "pwd", "secret", "token", "key", "cred")
     context_only: bool = False
+    # Its hits depend on the text alone and match its gates (see SameInAnyContext); not so for
+    # the loose form, whose tab gate wants a digit early that its `find` does not.
+    same_in_any_context: bool = True
     reach_before: int = 160
     reach_after: int = _MAX_VALUE + 16
 
@@ -376,6 +379,7 @@ LOOSE_LABEL = _LabelledRule(
     name="labelled-secret",
     after=(_LOOSE, _LOOSE_AFTER_DESCRIPTION),
     gates=_loose_gates(),
+    same_in_any_context=False,
     reference="separators as written in service docs and logs: ` - `, `->`, `|` table cells, "
     "tabs, `is`; judged like assignment/'s names (own rule)",
 )

@@ -17,6 +17,7 @@ import binascii
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import ClassVar
 
 from scrubber.detection.detector import ScanContext, SourceKind
 from scrubber.detection.finding import Hit
@@ -45,6 +46,7 @@ _NOISE = r"(?:\s|\\{1,3}[nrt]|\d{1,7}→|\d{1,7}\t)"
 _LEADING_NOISE = re.compile(_NOISE + r"*")
 _TRAILING_NOISE = re.compile(_NOISE + r"*$")
 _STRIP_NOISE = re.compile(_NOISE + r"+")
+_SEPARATOR_CHARS = frozenset("\\nrt→")  # with whitespace and digits: every character `_NOISE` holds
 # RFC 1421 / RFC 4880 armour headers inside a block (`Proc-Type: 4,ENCRYPTED`, `Version: …`).
 _HEADER = re.compile(r"[A-Z][A-Za-z-]{1,30}: [^\r\n\\]{0,200}")
 _BASE64_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=")
@@ -59,11 +61,37 @@ _TORN_LINE = re.compile(
 )
 
 
+_BASE64_BYTES = bytes(sorted(ord(c) for c in _BASE64_CHARS))
+# What `\s` matches among ASCII characters (`re`'s `\s` is `str.isspace`).
+_ASCII_SPACE = bytes(b for b in range(128) if chr(b).isspace())
+
+
 def _base64_share(body: str) -> tuple[int, int]:
     """(base64 characters, other characters) of a body once separators and headers are gone."""
-    core = _STRIP_NOISE.sub("", _HEADER.sub("", body))
+    if ": " in body:  # every header holds one
+        body = _HEADER.sub("", body)
+    if body.isascii() and "\\" not in body and "\t" not in body:
+        # Then the only separators are whitespace (the others need a backslash, a tab or an
+        # arrow), which is not base64: count with two C passes instead of a loop per character.
+        data = body.encode("ascii")
+        other = data.translate(None, _BASE64_BYTES)
+        return len(data) - len(other), len(other.translate(None, _ASCII_SPACE))
+    core = _STRIP_NOISE.sub("", body)
     good = sum(1 for c in core if c in _BASE64_CHARS)
     return good, len(core) - good
+
+
+def _noise_tail_from(text: str, first: int, stop: int) -> int:
+    """Where the separators that end `text[first:stop]` start (`_TRAILING_NOISE`'s match):
+    that regex, searched from `first`, tries every position of a key's body; no match can
+    start before the last character that no separator holds, so the search starts after it."""
+    at = stop
+    while at > first and (
+        text[at - 1] in _SEPARATOR_CHARS or text[at - 1].isspace() or text[at - 1].isdecimal()
+    ):
+        at -= 1
+    trail = _TRAILING_NOISE.search(text, at, stop)
+    return trail.start() if trail else stop
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +103,8 @@ class PemPrivateKeyRule:
     anchors: tuple[str, ...] = ("private key",)
     public_prefix: str = "-----BEGIN "  # the armour line names the format, not the key
     context_only: bool = False
+    # Its hits depend on the text alone and match its gates: see SameInAnyContext.
+    same_in_any_context: ClassVar[bool] = True
     reference: str = _REFERENCE
 
     def find(self, text: str, context: ScanContext) -> Iterator[Hit]:
@@ -110,8 +140,7 @@ class PemPrivateKeyRule:
     def _between(text: str, start: int, stop: int) -> tuple[int, int] | None:
         lead = _LEADING_NOISE.match(text, start, stop)
         first = lead.end() if lead else start
-        trail = _TRAILING_NOISE.search(text, first, stop)
-        last = trail.start() if trail else stop
+        last = _noise_tail_from(text, first, stop)
         if last <= first:
             return None
         good, bad = _base64_share(text[first:last])

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import ClassVar
 
 from scrubber.detection.detector import ScanContext
 from scrubber.detection.finding import Hit
@@ -101,6 +102,8 @@ class ServiceValueRule:
     # between the name and its value (or a tab: the gate allows both), so the anchors say only that.
     anchors: tuple[str, ...] = (" ",)
     context_only: bool = False
+    # Its hits depend on the text alone and match its gates: see SameInAnyContext.
+    same_in_any_context: ClassVar[bool] = True
     reach_before: int = 240
     reach_after: int = 800
     reference: str = "credentials written after a service's name in configs and fixtures (own rule)"

@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import ClassVar
 
 from scrubber.detection.detector import ScanContext
 from scrubber.detection.finding import Hit
@@ -66,6 +67,8 @@ class QueryCredentialRule:
     reach_before: int = 300
     reach_after: int = 2100
     context_only: bool = False
+    # Its hits depend on the text alone and match its gates: see SameInAnyContext.
+    same_in_any_context: ClassVar[bool] = True
     reference: str = (
         "RFC 3986 §3.4 (query); RFC 6750 §2.3; AWS S3 'Authenticating requests: query string' "
         "(Signature); learn.microsoft.com Azure Functions HTTP trigger (code)"

@@ -29,6 +29,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import ClassVar
 
 from scrubber.detection.detector import ScanContext
 from scrubber.detection.finding import Hit
@@ -126,6 +127,8 @@ class BracedElementRule:
     reach_before: int = 512
     reach_after: int = _MAX_BLOCK
     context_only: bool = False
+    # Its hits depend on the text alone and match its gates: see SameInAnyContext.
+    same_in_any_context: ClassVar[bool] = True
     reference: str = "jenkins.io credentials plugin (credentials.xml, hudson.util.Secret)"
 
     def find(self, text: str, context: ScanContext) -> Iterator[Hit]:
@@ -230,6 +233,8 @@ class XmlKeyValueRule:
     reach_before: int = 1100
     reach_after: int = _MAX_VALUE + 512
     context_only: bool = False
+    # Its hits depend on the text alone and match its gates: see SameInAnyContext.
+    same_in_any_context: ClassVar[bool] = True
     reference: str = (
         "learn.microsoft.com appSettings/applicationSettings elements; docs.oracle.com "
         "java.util.Properties (properties.dtd); hadoop.apache.org Configuration; Apple plist"

@@ -1,0 +1,45 @@
+"""The PEM rule's two shortcuts give exactly what the plain regexes give: the base64 share of a
+body (counted with `bytes.translate` when only whitespace separates its lines) and where the
+separators that end a body start (searched from after the body's last non-separator)."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from scrubber.detection.rules import private_key
+
+# Characters the body regexes care about: base64, every separator form, header pieces, others.
+ALPHABET = "AZaz09+/=nrt\\\t\n\r \x1c\u2003→: -PVx٣é"
+
+
+def share_by_regex(body: str) -> tuple[int, int]:
+    core = private_key._STRIP_NOISE.sub("", private_key._HEADER.sub("", body))
+    good = sum(1 for c in core if c in private_key._BASE64_CHARS)
+    return good, len(core) - good
+
+
+def tail_by_regex(text: str, first: int, stop: int) -> int:
+    trail = private_key._TRAILING_NOISE.search(text, first, stop)
+    return trail.start() if trail else stop
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet=ALPHABET, max_size=60))
+def test_base64_share_is_the_regexes(body: str) -> None:
+    assert private_key._base64_share(body) == share_by_regex(body)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet=ALPHABET, max_size=60), st.data())
+def test_noise_tail_is_the_regexes(text: str, data: st.DataObject) -> None:
+    first = data.draw(st.integers(0, len(text)))
+    stop = data.draw(st.integers(first, len(text)))
+    assert private_key._noise_tail_from(text, first, stop) == tail_by_regex(text, first, stop)
+
+
+def test_known_counts() -> None:
+    body = "MIIE" * 10 + "\n  12→" + "Proc-Type: 4,ENCRYPTED\n" + "ab\\ncd"
+    assert private_key._base64_share(body) == share_by_regex(body)
+    assert private_key._base64_share("MIIE\nAB==\n") == (8, 0)
+    assert private_key._noise_tail_from("MIIE\\n  12→\n", 0, 12) == 4
