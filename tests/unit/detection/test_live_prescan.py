@@ -22,6 +22,7 @@ from scrubber.detection.live_prescan_compile import compile_prescan, max_lookbeh
 from scrubber.detection.live_scan import LiveScanner, StalePrescan, load_detector
 from scrubber.detection.registry import build_live_scanner, live_detectors
 from scrubber.policy.model import Allowlist
+from tests.skips import needs_shared
 
 KEY = b"k" * 32
 LEAKBENCH = Path(__file__).resolve().parents[3] / ".." / "shared" / "leakbench" / "data"
@@ -122,7 +123,7 @@ def test_light_scanner_finds_what_the_full_scanner_finds(scanners: tuple[Any, An
 def test_same_findings_on_leakbench(scanners: tuple[Any, Any], prescan: Prescan) -> None:
     """Positives, generated positives and negatives, alone and inside a long output."""
     if not LEAKBENCH.is_dir():
-        pytest.skip("needs ../shared/leakbench (the project's shared folder)")
+        pytest.skip(needs_shared("leakbench"))
     full, light = scanners
     padding = noise(3000)
     found = 0
@@ -140,7 +141,7 @@ def test_same_findings_on_leakbench(scanners: tuple[Any, Any], prescan: Prescan)
 
 def test_decoys_wake_nothing_the_full_scanner_would_mask(scanners: tuple[Any, Any]) -> None:
     if not DECOYS.is_file():
-        pytest.skip("needs ../shared/leakbench (the project's shared folder)")
+        pytest.skip(needs_shared("leakbench"))
     full, light = scanners
     for line in DECOYS.read_text().splitlines():
         text = json.loads(line)["text"]
