@@ -36,7 +36,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import scrubber
 from scrubber import paths
 from scrubber.detection.known_values import KnownValues, Scope
 from scrubber.detection.scan import SecretScanner
@@ -49,6 +48,7 @@ from scrubber.usecases.audit_resume import recovered_values
 from scrubber.usecases.redact_in_place import redact_files_in_place
 from scrubber.usecases.scan_cache import (
     checked_finding,
+    code_digest,
     finding_from_json,
     rules_fingerprint,
     settled_digests,
@@ -365,18 +365,5 @@ def _entry_from_json(item: Any) -> CopyEntry:
     )
 
 
-_CODE_DIGEST: list[str] = []
-
-
 def _code_digest() -> str:
-    if not _CODE_DIGEST:
-        digest = hashlib.sha256()
-        package = Path(scrubber.__file__).parent
-        for name in _REDACTION_CODE:
-            where = package / name
-            files = sorted(where.rglob("*.py")) if where.is_dir() else [where]
-            for file in files:
-                with contextlib.suppress(OSError):
-                    digest.update(str(file.relative_to(package)).encode() + file.read_bytes())
-        _CODE_DIGEST.append(digest.hexdigest())
-    return _CODE_DIGEST[0]
+    return code_digest(_REDACTION_CODE)

@@ -293,21 +293,27 @@ def rules_fingerprint(scanner: SecretScanner, policy: Policy) -> str:
     return digest.hexdigest()
 
 
-_CODE_DIGEST: list[str] = []
+_CODE_DIGESTS: dict[tuple[str, ...], str] = {}
 
 
-def _code_digest() -> str:
-    if not _CODE_DIGEST:
+def code_digest(names: tuple[str, ...]) -> str:
+    """A digest of the package's files and folders `names` (paths relative to the package):
+    what a cache made by other code must not be trusted for. Computed once per process."""
+    if names not in _CODE_DIGESTS:
         digest = hashlib.sha256()
         package = Path(scrubber.__file__).parent
-        for name in _RULE_CODE:
+        for name in names:
             where = package / name
             files = sorted(where.rglob("*.py")) if where.is_dir() else [where]
             for file in files:
                 with contextlib.suppress(OSError):
                     digest.update(str(file.relative_to(package)).encode() + file.read_bytes())
-        _CODE_DIGEST.append(digest.hexdigest())
-    return _CODE_DIGEST[0]
+        _CODE_DIGESTS[names] = digest.hexdigest()
+    return _CODE_DIGESTS[names]
+
+
+def _code_digest() -> str:
+    return code_digest(_RULE_CODE)
 
 
 def file_state(st: os.stat_result, settled: tuple[int, int], head: str, tail: str) -> FileState:
