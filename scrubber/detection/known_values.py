@@ -33,7 +33,7 @@ from typing import IO, Any
 from scrubber.detection.placeholder import PLACEHOLDER_PREFIX, make_placeholder
 from scrubber.detection.prefilter_literals import LiteralEvents, literal_events
 from scrubber.detection.scan import LineScan
-from scrubber.transcript.records import UNSCANNED_KEYS, json_pointer
+from scrubber.transcript.records import UNSCANNED_KEYS, json_pointer, string_at
 
 MIN_LENGTH = 8
 # The literal search looks for this many bytes of each form; longer forms (a PEM key, a
@@ -333,7 +333,7 @@ def found_values(scan: LineScan) -> Iterator[tuple[str, str, int, int, bool, Any
         text = (
             scan.line.text()
             if leaf.pointer is None or record is None
-            else _at(record, leaf.pointer)
+            else string_at(record, leaf.pointer)
         )
         if text is None:
             continue
@@ -346,19 +346,6 @@ def found_values(scan: LineScan) -> Iterator[tuple[str, str, int, int, bool, Any
                 leaf.in_thinking,
                 item,
             )
-
-
-def _at(record: Mapping[str, Any], pointer: str) -> str | None:
-    node: Any = record
-    for token in pointer.split("/")[1:]:
-        key = token.replace("~1", "/").replace("~0", "~")
-        if isinstance(node, Mapping):
-            node = node.get(key)
-        elif isinstance(node, list) and key.isdigit() and int(key) < len(node):
-            node = node[int(key)]
-        else:
-            return None
-    return node if isinstance(node, str) else None
 
 
 # -- files ---------------------------------------------------------------------------------

@@ -77,6 +77,17 @@ def json_pointer(*keys: str | int) -> str:
     return "".join("/" + _pointer_token(k) for k in keys)
 
 
+def string_at(record: Mapping[str, Any], pointer: str) -> str | None:
+    """The string a JSON Pointer names in a parsed record (None if it names no string)."""
+    node: Any = record
+    for key in (t.replace("~1", "/").replace("~0", "~") for t in pointer.split("/")[1:]):
+        if isinstance(node, list) and key.isdigit() and int(key) < len(node):
+            node = node[int(key)]
+        else:
+            node = node.get(key) if isinstance(node, Mapping) else None
+    return node if isinstance(node, str) else None
+
+
 def parse_timestamp(value: object) -> datetime | None:
     """An aware datetime from a record's `timestamp`, or None when absent or unreadable.
 

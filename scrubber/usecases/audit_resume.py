@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from scrubber.detection.finding import Finding
@@ -23,6 +23,7 @@ from scrubber.detection.scan import SecretScanner
 from scrubber.redaction.copies import FoundValue, scope_of
 from scrubber.transcript.jsonl import RawLine, iter_raw_lines, json_loads_for_strings, parse_line
 from scrubber.transcript.metadata import read_metadata
+from scrubber.transcript.records import string_at
 from scrubber.usecases.audit_report import FINGERPRINT_SHOWN, FileAudit, ScanTarget
 from scrubber.usecases.audit_scan import Resume, ScannedFile
 from scrubber.usecases.scan_cache import (
@@ -246,7 +247,7 @@ class _LineReader:
         record = self._record
         if finding.json_path is None or not isinstance(record, dict):
             return self._text
-        return _string_at(record, finding.json_path)
+        return string_at(record, finding.json_path)
 
     def _load(self, offset: int) -> None:
         stream = self._stream
@@ -256,19 +257,6 @@ class _LineReader:
         raw = RawLine(0, offset, data[:-1] if terminated else data, terminated)
         line = parse_line(raw, json_loads_for_strings)
         self._at, self._record, self._text = offset, line.record, line.text()
-
-
-def _string_at(record: Mapping[str, object], pointer: str) -> str | None:
-    node: object = record
-    for token in pointer.split("/")[1:]:
-        key = token.replace("~1", "/").replace("~0", "~")
-        if isinstance(node, Mapping):
-            node = node.get(key)
-        elif isinstance(node, list) and key.isdigit() and int(key) < len(node):
-            node = node[int(key)]
-        else:
-            return None
-    return node if isinstance(node, str) else None
 
 
 class FirstKinds:
