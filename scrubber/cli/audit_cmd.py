@@ -227,7 +227,7 @@ def _print(
         for warning in report.warnings:
             typer.echo(f"warning: {warning}", err=True)
     for failed in (f for f in report.files if f.error):
-        sys.stderr.write(f"scrub: {failed.target.path}: {failed.error}\n")
+        sys.stderr.write(f"scrub: {failed.path_shown}: {failed.error}\n")
     if report.has_findings:
         raise typer.Exit(int(ExitCode.FINDINGS))
     if any(f.error for f in report.files):

@@ -1,7 +1,8 @@
 """Rendering audit results as text, JSON (schema `scrubber.audit/1`) and SARIF 2.1.0.
 
 Nothing rendered here holds a secret's value: findings carry kind, place, length, a public
-prefix and a keyed fingerprint only, and titles were redacted by the scan.
+prefix and a keyed fingerprint only, and titles, tool labels, paths and project names were
+redacted by the audit (FileAudit.path_shown).
 """
 
 from __future__ import annotations
@@ -69,11 +70,11 @@ def audit_to_json(report: AuditReport, *, preview: bool = False) -> dict[str, An
         "totals": report.totals(),
         "sessions": _sessions_json(report.files),
         "problems": [
-            {"file": str(f.target.path), "line": line, "problem": problem}
+            {"file": f.path_shown, "line": line, "problem": problem}
             for f in report.files
             for line, problem in f.problems
         ],
-        "errors": [{"file": str(f.target.path), "error": f.error} for f in report.files if f.error],
+        "errors": [{"file": f.path_shown, "error": f.error} for f in report.files if f.error],
         "warnings": report.warnings,
     }
 
@@ -86,7 +87,7 @@ def _sessions_json(files: Iterable[FileAudit]) -> list[dict[str, Any]]:
             continue
         entry = by_session.setdefault(
             sid,
-            {"session_id": sid, "project": audit.target.project, "title": None, "occurrences": 0,
+            {"session_id": sid, "project": audit.project_shown, "title": None, "occurrences": 0,
              "distinct": set(), "files": 0},
         )  # fmt: skip
         if audit.title and audit.target.role == "transcript":
@@ -213,10 +214,10 @@ def render_text(
             continue
         main = next((a for a in audits if a.target.role == "transcript"), audits[0])
         if sid is None:
-            header = f"{main.target.path}" if len(audits) == 1 else "files outside any session"
+            header = main.path_shown if len(audits) == 1 else "files outside any session"
         else:
             title = main.title or "(untitled)"
-            header = f"{title}  (session {sid[:8]}, project {main.target.project or '?'})"
+            header = f"{title}  (session {sid[:8]}, project {main.project_shown or '?'})"
         kinds = Counter(f.kind for f in findings)
         distinct = len({f.fingerprint for f in findings})
         out.append(header)
@@ -227,7 +228,7 @@ def render_text(
             if not audit.findings and not audit.problems and not audit.error:
                 continue
             if audit is not main or len(audits) > 1:
-                out.append(f"  {audit.target.role}: {audit.target.path}")
+                out.append(f"  {audit.target.role}: {audit.path_shown}")
             if audit.error:
                 out.append(f"    {audit.error}")
             rows = _grouped(audit.findings, audit.target.is_transcript)

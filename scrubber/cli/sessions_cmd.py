@@ -75,7 +75,7 @@ def _as_json(listing: SessionListing) -> dict[str, Any]:
         "sessions": [
             {
                 "session_id": row.info.id,
-                "project": row.info.project,
+                "project": row.project_shown,
                 "title": titles.show(row.info.title, None),
                 "last_activity": row.forecast.last_activity.isoformat(),
                 "size": row.info.size,
@@ -115,7 +115,7 @@ def _as_text(listing: SessionListing) -> str:
             f"{ago(item.last_activity, now):<16}{human_size(info.size):>9} "
             f"{'?' if secrets is None else str(secrets):>7} {'yes' if item.pinned else '':<4}"
             f"{'to upload' if row.upload_waiting else _archived_text(row.archived):<11}"
-            f"{info.project}/{info.id}  "
+            f"{row.project_shown}/{info.id}  "
             f"{listing.titles.show(info.title)}"
         )
         lines.append(text.rstrip())

@@ -15,7 +15,7 @@ from datetime import datetime
 from pathlib import Path
 
 from scrubber import paths
-from scrubber.detection.known_values import KnownValues
+from scrubber.detection.known_values import KnownValues, ValueIndex
 from scrubber.detection.registry import build_scanner
 from scrubber.detection.scan import SecretScanner
 from scrubber.durable import atomic_write
@@ -23,7 +23,7 @@ from scrubber.errors import UsageError
 from scrubber.policy.model import Policy
 from scrubber.redaction.copies import FoundValue, remember
 from scrubber.usecases import parts
-from scrubber.usecases.audit_copies import POOL_MIN_BYTES, add_copies
+from scrubber.usecases.audit_copies import POOL_MIN_BYTES, Shown, add_copies, redacted_calls
 from scrubber.usecases.audit_pool import ScanJob, scan_files
 from scrubber.usecases.audit_report import AuditReport, FileAudit, ScanTarget
 from scrubber.usecases.audit_resume import (
@@ -44,7 +44,7 @@ from scrubber.usecases.audit_targets import (
     targets_in_config,
 )
 from scrubber.usecases.parts import Progress
-from scrubber.usecases.scan_cache import CachedFile, ScanCache, Verdict, cache_key
+from scrubber.usecases.scan_cache import CachedFile, ScanCache, Verdict
 
 ProgressFor = Callable[[int], Progress]  # given the bytes to scan: what to tell as they are
 
@@ -89,7 +89,9 @@ def run_audit(
     cache = ScanCache.of(request.home, scanner, request.policy) if request.remember else None
     if cache is not None and not request.use_cache:
         cache.forget()
-    report = audit(targets, scanner, progress=progress, env=env, cache=cache)
+    report = audit(
+        targets, scanner, progress=progress, env=env, cache=cache, complete=_whole_config(request)
+    )
     if cache is not None and _whole_config(request):
         cache.keep_only({t.project or "" for t in targets})
     if request.remember:
@@ -129,12 +131,16 @@ def audit(
     env: Mapping[str, str] | None = None,
     cache: ScanCache | None = None,
     pool_min_bytes: int = POOL_MIN_BYTES,
+    complete: bool = False,
 ) -> AuditReport:
     """Every target scanned (in parallel over files: audit_pool.py), then the copies of what
     was found (see audit_copies.py): a value found in one file of a session is a finding
     wherever else the session holds it. With a `cache`, a session none of whose files changed
     answers from it, and a transcript that grew is scanned from its settled offset
-    (audit_resume.py); the report is the one a full scan makes."""
+    (audit_resume.py); the report is the one a full scan makes. `complete`: the targets are
+    every file of the config dir (the cache forgets the sessions not among them).
+    Paths, project names and warnings are redacted for display (`shown_path`), with the
+    detectors and the values known in the sessions looked at again."""
     planned = plan_scans(list(targets), cache, scanner)
     jobs = [ScanJob(p.target, p.size, p.resume) for p in planned if p.verdict is not Verdict.FRESH]
     answered = sum(p.size for p in planned if p.verdict is Verdict.FRESH)
@@ -153,14 +159,15 @@ def audit(
     scans = [None if p.verdict is Verdict.FRESH else next(done) for p in planned]
     files = [merged_audit(p, s, scanner) for p, s in zip(planned, scans, strict=True)]
     dirty = dirty_groups(planned, cache, scanner)
-    if dirty:
-        _find_copies(planned, scans, files, dirty, scanner, env, pool_min_bytes)
+    index = _find_copies(planned, scans, files, dirty, scanner, env, pool_min_bytes) if dirty else None
     if cache is not None:
-        _store(cache, planned, files, scans, dirty, scanner)
+        _store(cache, planned, files, scans, dirty, scanner, index, complete)
+    shown = Shown(scanner, index)
+    for result in files:
+        shown.redact_place(result)
     # Modes matter for what Claude Code wrote: transcripts (JSONL), not every file named.
-    return AuditReport(
-        files, permission_warnings(t.target.path for t in files if t.target.is_transcript)
-    )
+    warnings = permission_warnings(t.target.path for t in files if t.target.is_transcript)
+    return AuditReport(files, [shown.text(w, None) for w in warnings])
 
 
 def _find_copies(
@@ -171,10 +178,11 @@ def _find_copies(
     scanner: SecretScanner,
     env: Mapping[str, str] | None,
     pool_min_bytes: int,
-) -> None:
+) -> ValueIndex | None:
     """The findings by value in the sessions that are looked at again (all, without a cache):
     their values (found now, or read back where the cache says they are), then their copies.
-    history.jsonl keeps the copies of the other sessions' values."""
+    history.jsonl keeps the copies of the other sessions' values. Returns the values known
+    (None: none), to redact what is shown and cached with."""
     known = KnownValues()
     kinds = FirstKinds(files) if len(dirty) < len({p.group for p in planned}) else None
     looked_at: list[FileAudit] = []
@@ -206,7 +214,7 @@ def _find_copies(
                 result.title = scanner.redact_text(item.target.title)
         looked_at.append(result)
     processes = parts.worker_processes(env)
-    add_copies(looked_at, known, env, processes=processes, pool_min_bytes=pool_min_bytes)
+    return add_copies(looked_at, known, env, processes=processes, pool_min_bytes=pool_min_bytes)
 
 
 def _values_of(
@@ -230,20 +238,31 @@ def _store(
     scans: list[ScannedFile | None],
     dirty: set[str],
     scanner: SecretScanner,
+    index: ValueIndex | None,
+    complete: bool,
 ) -> None:
-    """Write the shards of the sessions looked at again (history.jsonl's with them), and
-    those that held files no longer there."""
+    """Write the shards of the sessions looked at again (history.jsonl's with them), and,
+    after an audit of every file, those that held sessions no longer there. The calls kept
+    are redacted with the values known too (a command may hold a value found elsewhere)."""
     shards: dict[str, dict[str, dict[str, CachedFile]]] = {}
     for item, result, scanned in zip(planned, files, scans, strict=True):
         if item.group not in dirty and not (dirty and item.target.role == "history"):
             continue
+        if item.target.only_sessions is not None:
+            continue  # some sessions' lines of history.jsonl: not what a full scan finds
         entries = shards.setdefault(item.shard, {}).setdefault(item.group, {})
         entry = cache_entry(item, result, scanned, scanner)
         if entry is not None:
-            entries[cache_key(item.target.path)] = entry
-    for shard in {item.shard for item in planned}:
-        if cache.drop_missing(shard):
-            shards.setdefault(shard, {})
+            if index is not None:
+                entry.calls = redacted_calls(entry.calls, index, item.group)
+            entries[cache.key(item.target.path)] = entry
+    if complete:
+        present: dict[str, set[str]] = {}
+        for item in planned:
+            present.setdefault(item.shard, set()).add(item.group)
+        for shard, sessions in present.items():
+            if cache.drop_others(shard, sessions):
+                shards.setdefault(shard, {})
     for shard, groups in shards.items():
         cache.store(shard, groups)
 

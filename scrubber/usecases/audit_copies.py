@@ -9,11 +9,14 @@ import bisect
 import multiprocessing
 import os
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from scrubber.detection.finding import Finding
-from scrubber.detection.known_values import Copy, KnownValues, ValueIndex, blocks
+from scrubber.detection.known_values import Copy, KnownValues, Scope, ValueIndex, ValueInfo, blocks
+from scrubber.detection.placeholder import make_placeholder
 from scrubber.detection.registry import prefilter_engine
+from scrubber.detection.scan import SecretScanner
 from scrubber.redaction.copies import LineCopies, jsonl_copies, scope_of, text_copies
 from scrubber.usecases.audit_report import FINGERPRINT_SHOWN, FileAudit
 
@@ -21,6 +24,8 @@ from scrubber.usecases.audit_report import FINGERPRINT_SHOWN, FileAudit
 POOL_MIN_BYTES = 4 << 20
 
 _BINARY_SNIFF = 8192
+CUT = "…"  # what ends a tool label the scan cut short (detection/walk.py)
+_MIN_CUT_PIECE = 6  # the shortest start of a value, at a cut label's end, taken for the value
 _COUNT_BLOCK = 1 << 20
 
 
@@ -72,11 +77,13 @@ def add_copies(
     *,
     processes: int = 1,
     pool_min_bytes: int = POOL_MIN_BYTES,
-) -> None:
+) -> ValueIndex | None:
     """Add to each file's findings the copies of `known` values no detector found there;
-    `processes` forked processes search the files when there are `pool_min_bytes` of them."""
+    `processes` forked processes search the files when there are `pool_min_bytes` of them.
+    Titles and the tool labels of findings lose the known values too (the detectors' scan
+    redacted them with the detectors only). Returns the index of `known` (None: empty)."""
     if not len(known):
-        return
+        return None
     index = known.index(prefilter_engine(env))
     scopes = known.scopes()
     todo: list[FileAudit] = []
@@ -96,6 +103,72 @@ def add_copies(
         elif new:
             audit_result.findings.extend(new)
             audit_result.findings.sort(key=lambda f: f.line)  # stable: detectors' first
+    labels = _Labels(index, known)
+    for audit_result in files:
+        labels.redact_findings(audit_result)
+    return index
+
+
+class _Labels:
+    """Tool labels (`Bash(cmd …)`) without the known values of their finding's session. A
+    label longer than the scan shows is cut (`…`): a value it cut in two leaves its start at
+    the end, and that start goes too."""
+
+    def __init__(self, index: ValueIndex, known: KnownValues) -> None:
+        self._index = index
+        self._known = known
+        self._by_scope: dict[Scope, list[tuple[str, ValueInfo]]] | None = None
+        self._done: dict[tuple[str, Scope], str] = {}
+
+    def redact_findings(self, audit_result: FileAudit) -> None:
+        target = audit_result.target
+        history = target.role == "history"
+        file_scope = scope_of(target.session_id, target.path)
+        findings = audit_result.findings
+        for i, finding in enumerate(findings):
+            if not finding.source:
+                continue
+            scope = (finding.session_id or file_scope) if history else file_scope
+            shown = self.label(finding.source, scope)
+            if shown != finding.source:
+                findings[i] = replace(finding, source=shown)
+
+    def label(self, label: str, scope: Scope) -> str:
+        done = self._done.get((label, scope))
+        if done is None:
+            done = self._index.redact(label, scope)
+            if done.endswith(CUT):
+                done = self._cut_tail(done[: -len(CUT)], scope) + CUT
+            self._done[(label, scope)] = done
+        return done
+
+    def _cut_tail(self, text: str, scope: Scope) -> str:
+        if self._by_scope is None:
+            self._by_scope = {}
+            for value, info, scopes in self._known.items():
+                for where in scopes:
+                    self._by_scope.setdefault(where, []).append((value, info))
+        best = 0
+        kind = None
+        for value, info in self._by_scope.get(scope, ()):
+            for length in range(min(len(value) - 1, len(text)), _MIN_CUT_PIECE - 1, -1):
+                if length > best and text.endswith(value[:length]):
+                    best, kind = length, info
+                    break
+        if kind is None:
+            return text
+        return text[:-best] + make_placeholder(kind.kind, kind.fingerprint)
+
+
+def redacted_calls(
+    calls: Sequence[tuple[str, str, str, str]], index: ValueIndex, scope: Scope
+) -> list[tuple[str, str, str, str]]:
+    """Remembered tool calls (for the scan cache) with the known values of `scope` out of
+    their targets: a command may hold a value a detector found elsewhere in the session."""
+    return [
+        (call_id, name, index.redact(target, scope) if target else target, source)
+        for call_id, name, target, source in calls
+    ]
 
 
 def _copies_in(
@@ -224,3 +297,34 @@ def _findings(
         prefix=info.prefix,
         by_value=True,
     )
+
+
+class Shown:
+    """Places as reports show them: a file's path and its project folder's name (named after
+    the cwd, which may hold a token) and the warnings that name files, redacted with the
+    detectors and the values known in the file's session. Each text is redacted once."""
+
+    def __init__(self, scanner: SecretScanner, index: ValueIndex | None) -> None:
+        self._scanner = scanner
+        self._index = index
+        self._done: dict[tuple[str, Scope | None], str] = {}
+
+    def text(self, text: str, scope: Scope | None) -> str:
+        done = self._done.get((text, scope))
+        if done is None:
+            done = self._scanner.redact_text(text)
+            if self._index is not None and scope is not None:
+                done = self._index.redact(done, scope)
+            self._done[(text, scope)] = done
+        return done
+
+    def redact_place(self, audit_result: FileAudit) -> None:
+        """Set the file's shown path and project; its findings name the shown path."""
+        target = audit_result.target
+        scope = None if target.role == "history" else scope_of(target.session_id, target.path)
+        path = str(target.path)
+        audit_result.shown_path = shown = self.text(path, scope)
+        if target.project is not None:
+            audit_result.shown_project = self.text(target.project, scope)
+        if shown != path:
+            audit_result.findings = [replace(f, file=shown) for f in audit_result.findings]

@@ -26,6 +26,9 @@ class ScanTarget:
     # The title is not read yet: the audit reads it when it scans the transcript, and takes
     # the one the scan cache has when it answers for it (audit_resume.py).
     title_pending: bool = False
+    # history.jsonl in an audit of some sessions: only the lines of these sessions are its
+    # findings and values (the others' lines are not what was asked for).
+    only_sessions: frozenset[str] | None = None
 
 
 @dataclass(slots=True)
@@ -40,6 +43,18 @@ class FileAudit:
     # Line number by byte offset, of the lines with findings: where counting lines starts
     # when a copy of a found value is placed (audit_copies.LineNumbers).
     line_starts: dict[int, int] = field(default_factory=dict, repr=False)
+    # The file's path and project folder as reports show them: redacted (a project folder is
+    # named after the cwd, and a cwd may hold a token). None: not made yet (then: as they are).
+    shown_path: str | None = None
+    shown_project: str | None = None
+
+    @property
+    def path_shown(self) -> str:
+        return str(self.target.path) if self.shown_path is None else self.shown_path
+
+    @property
+    def project_shown(self) -> str | None:
+        return self.target.project if self.shown_project is None else self.shown_project
 
 
 @dataclass(slots=True)

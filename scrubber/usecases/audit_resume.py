@@ -30,7 +30,6 @@ from scrubber.usecases.scan_cache import (
     CachedFile,
     ScanCache,
     Verdict,
-    cache_key,
     calls_from_cache,
     file_state,
     keyed_digest,
@@ -66,7 +65,9 @@ def plan_scans(
         except OSError:
             planned.append(Planned(target, group, shard, 0, Verdict.CHANGED))
             continue
-        cached = cache.files(shard, group).get(_key(target)) if cache is not None else None
+        # Part of history.jsonl is not what the cache keeps of it: never answered from it.
+        partial = target.only_sessions is not None
+        cached = None if cache is None or partial else cache.files(shard, group).get(cache.key(target.path))
         state = verdict(cached, st)
         resume = None
         if state is Verdict.APPENDED:
@@ -87,10 +88,6 @@ def with_title(target: ScanTarget) -> ScanTarget:
     with contextlib.suppress(OSError):
         title = read_metadata(target.path).title
     return replace(target, title=title, title_pending=False)
-
-
-def _key(target: ScanTarget) -> str:
-    return cache_key(target.path)
 
 
 def _resume(target: ScanTarget, cached: CachedFile, scanner: SecretScanner) -> Resume | None:
@@ -151,7 +148,7 @@ def dirty_groups(
     dirty: set[str] = set()
     members: dict[tuple[str, str], set[str]] = {}
     for item in planned:
-        members.setdefault((item.shard, item.group), set()).add(_key(item.target))
+        members.setdefault((item.shard, item.group), set()).add(cache.key(item.target.path))
         if item.verdict is Verdict.FRESH and not _title_changed(item, scanner):
             continue
         if item.target.role == "history" and item.verdict is Verdict.CHANGED:

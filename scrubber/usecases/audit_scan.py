@@ -87,7 +87,18 @@ def scan_file(
                 scanned.digests = settled_digests(stream.fileno(), scanned.settled[0], scanner)
     except OSError as exc:
         result.error = f"cannot read: {exc.strerror or exc}"
+    if target.only_sessions is not None:
+        _keep_sessions(scanned, target.only_sessions)
     return scanned
+
+
+def _keep_sessions(scanned: ScannedFile, wanted: frozenset[str]) -> None:
+    """Only the findings and values of the lines of `wanted` sessions (history.jsonl in an
+    audit of some sessions); a line that is not a record names no session: not theirs."""
+    result = scanned.audit
+    result.findings = [f for f in result.findings if f.session_id in wanted]
+    scanned.values = [v for v in scanned.values if v[2] in wanted]
+    result.problems = []
 
 
 def _scope(target: ScanTarget) -> Scope | None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -54,6 +55,13 @@ def targets_in_config(
         )
         if include_side_files:
             targets.extend(_side_targets(info))
+    if include_side_files and (sessions or projects):
+        # The chosen sessions' lines of history.jsonl (their prompts): only theirs.
+        chosen = frozenset(t.session_id for t in targets if t.session_id is not None)
+        for side in discovery.side_files:
+            if side.kind is session_discovery.SideFileKind.HISTORY and chosen:
+                history = _file_target(side.path, None, None, "history")
+                targets.append(replace(history, only_sessions=chosen))
     if include_side_files and not sessions and not projects:
         # `debug/<id>.txt` is both a global side file and part of its session's bundle: scan
         # it once, or its findings count twice.

@@ -8,12 +8,14 @@ scanned again), keyed digests of its first bytes and of every byte before that o
 append leaves both alone; an edit anywhere in the settled part does not, whatever it does to
 the size and mtime: `vim` with backupcopy=yes and `rsync --inplace` rewrite in place), the tool calls the scan remembered at the end
 (targets redacted: a command line may hold a secret), and its findings as fingerprints and
-places. Never a value: a session that changes gets the values its unchanged files hold back by
+places. Never a value, nor a project folder's name or a path: a session that changes gets the values its unchanged files hold back by
 reading them again at the cached places (audit_resume.py), checked against the fingerprints.
 
 A session is the unit that is answered from the cache or looked at again (a value found in one
 file of a session is a finding in the others). Sessions are kept in one shard per project
-folder (and one for the files outside any project), named by a digest of its name: a shard is
+folder (and one for the files outside any project), named by a keyed digest of its name (a
+folder's name may hold a token; so may a file's path, and files and sessions are named by keyed
+digests too): a shard is
 rewritten whole when one of its sessions changed, and fewer shards cost fewer fsyncs (a shard
 per session made writing the cache of 300 sessions cost 3 s). Every shard is 0600 in a 0700 folder, written atomically, and starts with an
 HMAC of its body under the installation's fingerprint key, taken with the fingerprint of the
@@ -46,7 +48,7 @@ from scrubber.durable import PRIVATE_FILE_MODE, atomic_write
 from scrubber.errors import ScrubberError
 from scrubber.policy.model import Policy
 
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2  # 2: shards, sessions and files named by keyed digests, not by name
 CACHE_FOLDER = "scan-cache"
 _DIGEST_BYTES = 4096  # how much of a file's head its own digest covers
 _HASH_CHUNK = 1 << 20
@@ -109,12 +111,6 @@ class CachedFile:
         ]
 
 
-def cache_key(path: Path) -> str:
-    """A file's name in its shard: absolute, symlinks left as they are (the audit never
-    follows one out of the config dir)."""
-    return str(path.absolute())
-
-
 def verdict(cached: CachedFile | None, st: os.stat_result) -> Verdict:
     """What the cache can say of a file whose stat is `st` (the digests are checked apart, by
     `settled_part_unchanged`, for an append)."""
@@ -153,7 +149,7 @@ def calls_from_cache(calls: Sequence[tuple[str, str, str, str]]) -> dict[str, Cl
     }
 
 
-Group = dict[str, CachedFile]  # one session's files, by cache_key
+Group = dict[str, CachedFile]  # one session's files, by ScanCache.key
 
 
 class ScanCache:
@@ -178,10 +174,19 @@ class ScanCache:
     def of(cls, home: Path, scanner: SecretScanner, policy: Policy) -> ScanCache:
         return cls(paths.state_dir(home) / CACHE_FOLDER, home, scanner, policy)
 
+    def key(self, path: Path) -> str:
+        """A file's name in its shard: a keyed digest of its absolute path, symlinks left as
+        they are (the audit never follows one out of the config dir). A path holds its
+        project folder's name, and that may hold a token: the cache keeps no name."""
+        return self._name(str(path.absolute()))
+
+    def _name(self, text: str) -> str:
+        return self._scanner.fingerprint("scan-cache name\0" + text)[:32]
+
     def files(self, shard: str, group: str) -> Group:
-        """The cached files of a session (by cache_key) in a shard (its project folder's
-        name); empty when the shard is absent or not to be trusted."""
-        return self._shard(shard).get(group, {})
+        """The cached files of a session (by `key`) in a shard (its project folder's name);
+        empty when the shard is absent or not to be trusted."""
+        return self._shard(shard).get(self._name(group), {})
 
     def _shard(self, shard: str) -> dict[str, Group]:
         groups = self._shards.get(shard)
@@ -196,20 +201,16 @@ class ScanCache:
         self._usable = False
         self._shards.clear()
 
-    def drop_missing(self, shard: str) -> bool:
-        """Forget the files of a shard that are no longer there (a deleted session's, which no
-        audit looks at again): True when one was, and the shard is to be written."""
+    def drop_others(self, shard: str, present: Iterable[str]) -> bool:
+        """Forget the sessions of a shard other than `present` (after an audit of the whole
+        config dir, which names every session still there: the others were deleted, and no
+        audit looks at them again): True when one was, and the shard is to be written."""
         groups = self._shard(shard)
-        dropped = False
-        for group in list(groups):
-            files = groups[group]
-            gone = [key for key in files if not os.path.lexists(key)]
-            for key in gone:
-                del files[key]
-            dropped = dropped or bool(gone)
-            if not files:
-                del groups[group]
-        return dropped
+        kept = {self._name(group) for group in present}
+        gone = [name for name in groups if name not in kept]
+        for name in gone:
+            del groups[name]
+        return bool(gone)
 
     def keep_only(self, shards: Iterable[str]) -> None:
         """Delete the shard files of every other shard (the project folders that are gone):
@@ -223,7 +224,12 @@ class ScanCache:
                     path.unlink(missing_ok=True)
 
     def _shard_path(self, shard: str) -> Path:
-        return self.folder / (hashlib.sha256(shard.encode()).hexdigest()[:40] + ".json")
+        return self.folder / (self._shard_id(shard) + ".json")
+
+    def _shard_id(self, shard: str) -> str:
+        """A project folder's name may hold a token (a cwd of `/home/u/ghp_…`): a shard is
+        named, inside and out, by a keyed digest of it (40 hex digits)."""
+        return self._scanner.fingerprint("scan-cache shard\0" + shard)[:40]
 
     def _read(self, shard: str) -> dict[str, Group]:
         try:
@@ -241,7 +247,7 @@ class ScanCache:
             return {}  # damaged, or written with another key or for other rules
         with contextlib.suppress(ValueError, TypeError, KeyError, IndexError, AttributeError):
             parsed = json.loads(body)
-            if parsed["format"] == CACHE_FORMAT and parsed["shard"] == shard:
+            if parsed["format"] == CACHE_FORMAT and parsed["shard"] == self._shard_id(shard):
                 return {
                     group: {path: _file_from_json(item) for path, item in files.items()}
                     for group, files in parsed["groups"].items()
@@ -257,13 +263,13 @@ class ScanCache:
         kept = self._shard(shard)
         for group, files in groups.items():
             if files:
-                kept[group] = files
+                kept[self._name(group)] = files
             else:
-                kept.pop(group, None)
+                kept.pop(self._name(group), None)
         body = json.dumps(
             {
                 "format": CACHE_FORMAT,
-                "shard": shard,
+                "shard": self._shard_id(shard),
                 "groups": {
                     group: {path: _file_to_json(item) for path, item in files.items()}
                     for group, files in kept.items()

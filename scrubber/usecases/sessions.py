@@ -42,6 +42,9 @@ class SessionRow:
     secrets: int | None  # None: not audited, or changed since
     # An archive of it waits in spool/uploads/ for object storage (archive.destination s3://).
     upload_waiting: bool = False
+    # The project folder's name as shown: redacted (it is named after the cwd, and a cwd may
+    # hold a token); "" until set.
+    project_shown: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,6 +168,7 @@ def list_sessions(
                 archived,
                 _secrets(cache, info),
                 (info.project, info.id) in waiting_for,
+                titles.show(info.project, None),
             )
         )
     taken_over = sweep_periods is not None and sweep_periods.default >= TAKE_OVER_DAYS
