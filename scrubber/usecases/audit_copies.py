@@ -18,7 +18,7 @@ from scrubber.detection.placeholder import make_placeholder
 from scrubber.detection.registry import prefilter_engine
 from scrubber.detection.scan import SecretScanner
 from scrubber.redaction.copies import LineCopies, jsonl_copies, scope_of, text_copies
-from scrubber.usecases.audit_report import FINGERPRINT_SHOWN, FileAudit
+from scrubber.usecases.audit_report import FINGERPRINT_SHOWN, FileAudit, project_name_shown
 
 # Below this many bytes in all, the files are searched here: a pool costs its start.
 POOL_MIN_BYTES = 4 << 20
@@ -318,13 +318,18 @@ class Shown:
             self._done[(text, scope)] = done
         return done
 
+    def project(self, name: str, scope: Scope | None) -> str:
+        return project_name_shown(name, lambda text: self.text(text, scope))
+
     def redact_place(self, audit_result: FileAudit) -> None:
         """Set the file's shown path and project; its findings name the shown path."""
         target = audit_result.target
         scope = None if target.role == "history" else scope_of(target.session_id, target.path)
         path = str(target.path)
+        if target.project:
+            audit_result.shown_project = project = self.project(target.project, scope)
+            parts = [project if part == target.project else part for part in target.path.parts]
+            path = str(Path(*parts))
         audit_result.shown_path = shown = self.text(path, scope)
-        if target.project is not None:
-            audit_result.shown_project = self.text(target.project, scope)
-        if shown != path:
+        if shown != str(target.path):
             audit_result.findings = [replace(f, file=shown) for f in audit_result.findings]

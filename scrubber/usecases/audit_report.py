@@ -4,7 +4,7 @@ Nothing here holds a secret's value (see detection/finding.py)."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -95,3 +95,12 @@ class AuditReport:
     @property
     def has_findings(self) -> bool:
         return any(f.findings for f in self.files)
+
+
+def project_name_shown(name: str, redact: Callable[[str], str]) -> str:
+    """A project folder's name, redacted by `redact` but for its readable parts: the name is
+    its cwd with every character but letters and digits made `-` (so it holds no space), and
+    a detector may take a whole word for a token (`-home-u-ghp_…` is one word). Read word by
+    word first (`-home-u-[REDACTED:…]`), then whole, for a token that holds dashes."""
+    by_words = redact(name.replace("-", " ")).replace(" ", "-")
+    return redact(by_words)

@@ -19,6 +19,7 @@ from scrubber.retention.rules import ArchiveStatus
 from scrubber.retention.settings import TAKE_OVER_DAYS
 from scrubber.transcript.sessions import SessionInfo
 from scrubber.usecases.archive_push import waiting_uploads
+from scrubber.usecases.audit_report import project_name_shown
 from scrubber.usecases.retention import (
     Titles,
     archive_index,
@@ -168,7 +169,7 @@ def list_sessions(
                 archived,
                 _secrets(cache, info),
                 (info.project, info.id) in waiting_for,
-                titles.show(info.project, None),
+                project_name_shown(info.project, lambda text: titles.show(text, None)),
             )
         )
     taken_over = sweep_periods is not None and sweep_periods.default >= TAKE_OVER_DAYS

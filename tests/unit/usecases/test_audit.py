@@ -96,11 +96,15 @@ def test_targets_know_their_session_project_and_role(demo: tuple[Path, DemoManif
 def test_session_and_project_filters(demo: tuple[Path, DemoManifest]) -> None:
     config, manifest = demo
     one = targets_in_config(config, sessions=[SHOP[:8]])
-    assert {t.session_id for t in one} == {SHOP}
-    assert not any(t.role in ("history", "shell-snapshot", "paste-cache") for t in one)
+    # history.jsonl, for the session's own lines only; no other global side file.
+    [history] = [t for t in one if t.role == "history"]
+    assert history.only_sessions == {SHOP} and history.session_id is None
+    assert {t.session_id for t in one if t is not history} == {SHOP}
+    assert not any(t.role in ("shell-snapshot", "paste-cache") for t in one)
     assert any(t.role == "file-history" for t in one)
     infra = targets_in_config(config, projects=["infra"])
-    assert {t.session_id for t in infra} == {INFRA}
+    assert {t.session_id for t in infra if t.role != "history"} == {INFRA}
+    assert {t.only_sessions for t in infra if t.role == "history"} == {frozenset({INFRA})}
     by_cwd = targets_in_config(config, projects=["/home/demo/work/infra"])
     assert {t.path for t in by_cwd} == {t.path for t in infra}
     with pytest.raises(UsageError, match="no session matches --project no-such-project"):
@@ -108,7 +112,7 @@ def test_session_and_project_filters(demo: tuple[Path, DemoManifest]) -> None:
     with pytest.raises(UsageError, match="no session matches"):
         targets_in_config(config, projects=[""])  # never "every project"
     both = targets_in_config(config, sessions=[SHOP[:8], INFRA], projects=["infra"])
-    assert {t.session_id for t in both} == {INFRA}
+    assert {t.session_id for t in both if t.role != "history"} == {INFRA}
     only = targets_in_config(config, include_side_files=False)
     assert {t.role for t in only} == {"transcript"}
     assert {t.session_id for t in only} == set(manifest.sessions)

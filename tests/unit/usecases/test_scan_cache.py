@@ -60,7 +60,7 @@ def _targets(config: Path) -> list[Any]:
 
 
 def cached(config: Path, home: Path, scanner: SecretScanner = SCANNER) -> AuditReport:
-    return audit(_targets(config), scanner, cache=_cache(home, scanner))
+    return audit(_targets(config), scanner, cache=_cache(home, scanner), complete=True)
 
 
 def full(config: Path) -> AuditReport:
@@ -265,7 +265,7 @@ def test_a_damaged_foreign_or_other_version_cache_is_ignored(
     home = tmp_path / "home"
     expected = _shape(full(config))
     cached(config, home)
-    shard = next(s for s in _shards(home) if b"-home-demo-work-infra" in s.read_bytes())
+    shard = next(s for s in _shards(home) if INFRA.encode() in s.read_bytes())
     # Damaged: one byte of the body changed (a finding's line number, say).
     data = shard.read_bytes()
     shard.write_bytes(data[:-5] + bytes([data[-5] ^ 1]) + data[-4:])
@@ -410,16 +410,18 @@ def test_deleted_sessions_and_project_folders_leave_the_cache(config: Path, tmp_
     home = tmp_path / "home"
     cached(config, home)
     gone = next(config.glob("projects/-home-demo-work-shop-api/896642b1-*.jsonl"))
-    assert str(gone.absolute()) in _cached_paths(home)
+    assert _cache(home).key(gone) in _cached_paths(home)
     gone.unlink()  # the project's other session is unchanged: no shard had to be written
     assert _shape(cached(config, home)) == _shape(full(config))
-    assert not any("896642b1" in path for path in _cached_paths(home))
+    assert _cache(home).key(gone) not in _cached_paths(home)
+    infra = {_cache(home).key(p) for p in (config / "projects" / "-home-demo-work-infra").rglob("*")}
+    assert infra & _cached_paths(home)
     # A whole project folder gone: after an audit of the whole config dir, so is its shard.
     before = len(_shards(home))
     shutil.rmtree(config / "projects" / "-home-demo-work-infra")
     request = AuditRequest(POLICY, home, config)
     run_audit(request, now=datetime.now(UTC))
-    assert not any(INFRA in path for path in _cached_paths(home))
+    assert not infra & _cached_paths(home)
     assert len(_shards(home)) == before - 1
     # What is not a shard of ours is left alone.
     stranger = home / "state" / CACHE_FOLDER / "notes.json"
