@@ -159,7 +159,9 @@ def audit(
     scans = [None if p.verdict is Verdict.FRESH else next(done) for p in planned]
     files = [merged_audit(p, s, scanner) for p, s in zip(planned, scans, strict=True)]
     dirty = dirty_groups(planned, cache, scanner)
-    index = _find_copies(planned, scans, files, dirty, scanner, env, pool_min_bytes) if dirty else None
+    index = (
+        _find_copies(planned, scans, files, dirty, scanner, env, pool_min_bytes) if dirty else None
+    )
     if cache is not None:
         _store(cache, planned, files, scans, dirty, scanner, index, complete)
     shown = Shown(scanner, index)

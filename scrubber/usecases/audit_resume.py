@@ -67,7 +67,11 @@ def plan_scans(
             continue
         # Part of history.jsonl is not what the cache keeps of it: never answered from it.
         partial = target.only_sessions is not None
-        cached = None if cache is None or partial else cache.files(shard, group).get(cache.key(target.path))
+        cached = (
+            None
+            if cache is None or partial
+            else cache.files(shard, group).get(cache.key(target.path))
+        )
         state = verdict(cached, st)
         resume = None
         if state is Verdict.APPENDED:

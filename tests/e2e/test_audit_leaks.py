@@ -73,7 +73,9 @@ def _write_jsonl(path: Path, records: list[dict[str, object]]) -> None:
 def _leaks(text: str, secret: str) -> list[str]:
     """Which 12-character pieces of `secret` (the whole of it included) `text` holds: their
     offsets in the secret only, never the piece."""
-    return [f"piece at {i}" for i in range(len(secret) - PIECE + 1) if secret[i : i + PIECE] in text]
+    return [
+        f"piece at {i}" for i in range(len(secret) - PIECE + 1) if secret[i : i + PIECE] in text
+    ]
 
 
 def _outputs(scrub_cli: Callable[..., CliResult], *args: str) -> dict[str, str]:
@@ -123,7 +125,9 @@ def test_audit_of_a_session_scans_its_lines_of_history(
     ]
     _write_jsonl(sandbox.config / "history.jsonl", history)  # type: ignore[arg-type]
     for cache in ("--no-cache", "--no-cache", ""):  # written afresh, then answered from it
-        done = scrub_cli("audit", "--session", SESSION[:8], "--format", "json", *[cache] * bool(cache))
+        done = scrub_cli(
+            "audit", "--session", SESSION[:8], "--format", "json", *[cache] * bool(cache)
+        )
         assert done.returncode == 1, done.output[-400:]
         findings = json.loads(done.stdout)["findings"]
         where = sorted((Path(f["file"]).name, f["line"], f["found_by"]) for f in findings)

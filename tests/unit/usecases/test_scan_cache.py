@@ -414,7 +414,9 @@ def test_deleted_sessions_and_project_folders_leave_the_cache(config: Path, tmp_
     gone.unlink()  # the project's other session is unchanged: no shard had to be written
     assert _shape(cached(config, home)) == _shape(full(config))
     assert _cache(home).key(gone) not in _cached_paths(home)
-    infra = {_cache(home).key(p) for p in (config / "projects" / "-home-demo-work-infra").rglob("*")}
+    infra = {
+        _cache(home).key(p) for p in (config / "projects" / "-home-demo-work-infra").rglob("*")
+    }
     assert infra & _cached_paths(home)
     # A whole project folder gone: after an audit of the whole config dir, so is its shard.
     before = len(_shards(home))
