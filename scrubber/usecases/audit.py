@@ -162,11 +162,11 @@ def audit(
     index = (
         _find_copies(planned, scans, files, dirty, scanner, env, pool_min_bytes) if dirty else None
     )
-    if cache is not None:
-        _store(cache, planned, files, scans, dirty, scanner, index, complete)
     shown = Shown(scanner, index)
     for result in files:
         shown.redact_place(result)
+    if cache is not None:
+        _store(cache, planned, files, scans, dirty, scanner, index, complete)
     # Modes matter for what Claude Code wrote: transcripts (JSONL), not every file named.
     warnings = permission_warnings(t.target.path for t in files if t.target.is_transcript)
     return AuditReport(files, [shown.text(w, None) for w in warnings])

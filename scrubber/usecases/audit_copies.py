@@ -322,14 +322,17 @@ class Shown:
         return project_name_shown(name, lambda text: self.text(text, scope))
 
     def redact_place(self, audit_result: FileAudit) -> None:
-        """Set the file's shown path and project; its findings name the shown path."""
+        """Set the file's shown path and project (from what the cache showed, when it answered:
+        redacted then with the values known then); its findings name the shown path."""
         target = audit_result.target
         scope = None if target.role == "history" else scope_of(target.session_id, target.path)
-        path = str(target.path)
+        path = audit_result.shown_path or str(target.path)
         if target.project:
-            audit_result.shown_project = project = self.project(target.project, scope)
-            parts = [project if part == target.project else part for part in target.path.parts]
-            path = str(Path(*parts))
+            project = self.project(audit_result.shown_project or target.project, scope)
+            audit_result.shown_project = project
+            if audit_result.shown_path is None:
+                parts = [project if p == target.project else p for p in target.path.parts]
+                path = str(Path(*parts))
         audit_result.shown_path = shown = self.text(path, scope)
         if shown != str(target.path):
             audit_result.findings = [replace(f, file=shown) for f in audit_result.findings]

@@ -119,6 +119,7 @@ def merged_audit(item: Planned, scanned: ScannedFile | None, scanner: SecretScan
         result.problems = list(cached.problems)
         result.line_starts = dict(cached.line_starts)
         result.title = _cached_title(item.target, cached, scanner)
+        result.shown_path, result.shown_project = cached.shown
         return result
     result = scanned.audit
     if item.resume is not None and item.cached is not None:
@@ -313,4 +314,5 @@ def cache_entry(
         calls=calls,
         title=result.title,
         title_digest=title_digest,
+        shown=(result.shown_path, result.shown_project),
     )

@@ -94,6 +94,9 @@ class CachedFile:
     calls: list[tuple[str, str, str, str]] = field(default_factory=list)  # id, name, target, source
     title: str | None = None  # the report's (redacted) title
     title_digest: str | None = None  # keyed digest of the raw title it was made from
+    # The path and project as the report shows them (FileAudit.shown_path), redacted with the
+    # values known when it was written: an unchanged session's are not known to a warm audit.
+    shown: tuple[str | None, str | None] = (None, None)
 
     @classmethod
     def of(cls, state: FileState, findings: Sequence[Finding], **fields: Any) -> CachedFile:
@@ -409,6 +412,7 @@ def _file_to_json(item: CachedFile) -> dict[str, Any]:
         "line_starts": list(item.line_starts.items()),
         "calls": item.calls,
         "title": [item.title, item.title_digest],
+        "shown": list(item.shown),
     }
 
 
@@ -418,6 +422,9 @@ def _file_from_json(item: dict[str, Any]) -> CachedFile:
     if not all(isinstance(v, int) for v in numbers):
         raise TypeError("a file state is not numbers")
     title, title_digest = item["title"]
+    shown_path, shown_project = item["shown"]
+    if not all(isinstance(v, str | None) for v in (shown_path, shown_project)):
+        raise TypeError("a shown place is not text")
     return CachedFile(
         FileState(size, mtime, ctime, inode, device, settled, settled_lines, str(head), str(tail)),
         [checked_finding(f) for f in item["findings"]],
@@ -426,4 +433,5 @@ def _file_from_json(item: dict[str, Any]) -> CachedFile:
         [(str(i), str(n), str(t), str(SourceKind(s))) for i, n, t, s in item["calls"]],
         title if isinstance(title, str) else None,
         title_digest if isinstance(title_digest, str) else None,
+        (shown_path, shown_project),
     )

@@ -217,6 +217,27 @@ def test_a_token_in_the_project_folder_and_cwd_is_shown_redacted(
     _no_piece_anywhere({**again, **_cache_files(sandbox)}, token)
 
 
+def test_a_project_folder_holding_a_value_found_by_value_stays_redacted_when_warm(
+    sandbox: Sandbox, scrub_cli: Callable[..., CliResult]
+) -> None:
+    """No detector sees a bare value in a folder's name: the session's known values redact it,
+    and a warm audit (which knows no value of an unchanged session) shows what the cache
+    kept of the redacted place."""
+    rng = random.Random(1605)
+    secret = fake_aws_secret_key(rng)
+    while not secret.isalnum():  # a folder's name holds letters, digits and dashes only
+        secret = fake_aws_secret_key(rng)
+    project = sandbox.config / "projects" / f"-work-{secret}"
+    sandbox.config.mkdir(parents=True, mode=0o700, exist_ok=True)
+    _write_jsonl(project / f"{SESSION}.jsonl", [_prose(SESSION, 1, f"export {NAMED}{secret}")])
+    cold = _outputs(scrub_cli)
+    assert json.loads(cold["json"])["sessions"][0]["project"].startswith("-work-[REDACTED:")
+    _no_piece_anywhere({**cold, **_cache_files(sandbox)}, secret)
+    warm = _outputs(scrub_cli)
+    assert json.loads(warm["json"]) == json.loads(cold["json"])
+    _no_piece_anywhere(warm, secret)
+
+
 def test_a_cache_written_the_old_way_is_ignored(
     sandbox: Sandbox, scrub_cli: Callable[..., CliResult]
 ) -> None:
