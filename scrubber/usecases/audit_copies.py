@@ -325,14 +325,17 @@ class Shown:
         """Set the file's shown path and project (from what the cache showed, when it answered:
         redacted then with the values known then); its findings name the shown path."""
         target = audit_result.target
-        scope = None if target.role == "history" else scope_of(target.session_id, target.path)
-        path = audit_result.shown_path or str(target.path)
-        if target.project:
-            project = self.project(audit_result.shown_project or target.project, scope)
-            audit_result.shown_project = project
-            if audit_result.shown_path is None:
-                parts = [project if p == target.project else p for p in target.path.parts]
-                path = str(Path(*parts))
-        audit_result.shown_path = shown = self.text(path, scope)
+        shown = audit_result.shown_path
+        # As cached, the same detectors made it, and when no value is known now it is done.
+        if shown is None or self._index is not None:
+            scope = None if target.role == "history" else scope_of(target.session_id, target.path)
+            path = shown or str(target.path)
+            if target.project:
+                project = self.project(audit_result.shown_project or target.project, scope)
+                audit_result.shown_project = project
+                if shown is None:
+                    parts = [project if p == target.project else p for p in target.path.parts]
+                    path = str(Path(*parts))
+            audit_result.shown_path = shown = self.text(path, scope)
         if shown != str(target.path):
             audit_result.findings = [replace(f, file=shown) for f in audit_result.findings]
