@@ -42,7 +42,11 @@ PathsArgument = Annotated[
 ]
 SessionOption = Annotated[
     list[str] | None,
-    typer.Option("--session", help="Only this session (id, id prefix or title); repeatable."),
+    typer.Option(
+        "--session",
+        help="Only this session (id, id prefix or title): its files and its lines of "
+        "history.jsonl; repeatable.",
+    ),
 ]
 ProjectOption = Annotated[
     list[str] | None,
