@@ -159,8 +159,9 @@ def test_tool_labels_and_cached_calls_lose_values_found_by_value(
         # The command holds the value bare (no detector sees it there); the result names it, and
         # its finding's label is built from the command.
         *_bash(SESSION, 2, f"./deploy.sh {secret}", f"{NAMED}{secret}"),
-        # A label cut short in the middle of the value.
-        *_bash(SESSION, 4, f"{long_command[: 120 - 12]}{secret}", f"{NAMED}{secret}"),
+        # A label cut short (at 120 characters) in the middle of the value: 24 of its first
+        # characters end it.
+        *_bash(SESSION, 4, f"{long_command[:90]}{secret}", f"{NAMED}{secret}"),
         # A call no result answers yet: remembered by the scan cache.
         _bash(SESSION, 6, f"./watch.sh {secret}", "")[0],
     ]
