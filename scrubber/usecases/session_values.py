@@ -1,0 +1,126 @@
+"""The values the detectors find in a session's files other than its transcripts: the rest
+of its bundle (tool-results/, file-history/, session-env/, debug/, todos, tasks: the files
+audit scans for the session, see audit_targets.py) and its lines of history.jsonl. Issue 12
+made every copy of such a value a finding; search and export read the transcripts themselves
+and take these in, so a value seen in clear only in a .env snapshot is redacted in a prompt too.
+
+Every file is opened without following links and read line by line through the scanner (gates
+first, as audit does); a binary file is skipped, as audit's pass over copies skips it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Collection, Iterator
+from pathlib import Path
+
+from scrubber.detection.known_values import KnownValues
+from scrubber.detection.scan import SecretScanner
+from scrubber.paths import open_regular
+from scrubber.redaction.copies import remember, scan_values
+from scrubber.redaction.lines import FileKind, FileRedaction, redact_text_stream
+from scrubber.transcript.jsonl import iter_raw_lines
+from scrubber.transcript.sessions import session_bundle
+
+_BINARY_SNIFF = 8192
+
+
+def session_files(bundle: Collection[Path]) -> Iterator[Path]:
+    """The regular files at or below each path of a session bundle, links not followed."""
+    for path in bundle:
+        if path.is_symlink():
+            continue
+        if path.is_file():
+            yield path
+            continue
+        if not path.is_dir():
+            continue
+        for root, dirs, files in os.walk(path, followlinks=False):
+            dirs.sort()
+            for name in sorted(files):
+                file = Path(root) / name
+                if not file.is_symlink() and file.is_file():
+                    yield file
+
+
+def gather_session_values(
+    known: KnownValues,
+    scanner: SecretScanner,
+    *,
+    root: Path,
+    project: str,
+    session_id: str,
+    skip: Collection[Path] = (),
+    history: Path | None = None,
+) -> None:
+    """Add to `known` (for `session_id`) the values found in the session's bundle under
+    `root` (a config dir, or a trash slot shaped like one) other than the files in `skip`
+    (the transcripts the caller reads itself), and in the lines of `history` that belong to
+    the session."""
+    skipped = set(skip)
+    for path in session_files(session_bundle(root, project, session_id)):
+        if path not in skipped:
+            _gather_file(known, scanner, path, session_id)
+    if history is not None:
+        _gather_history(known, scanner, history, session_id)
+
+
+def _gather_file(known: KnownValues, scanner: SecretScanner, path: Path, scope: str) -> None:
+    """A JSONL file line by line through the scanner; any other text file as `scrub redact`
+    reads it (blocks of whole lines, a PEM block never split), its redaction written nowhere.
+    A read error ends the file; what was found before it is kept (more is redacted, not less)."""
+    try:
+        stream = open_regular(path, follow=False)
+    except OSError:
+        return  # vanished or replaced by something else since it was listed
+    result = FileRedaction(path, None, FileKind.TEXT)
+    with stream:
+        try:
+            if b"\0" in stream.read(_BINARY_SNIFF):
+                return
+            stream.seek(0)
+            if path.suffix == ".jsonl":
+                file_scan = scanner.new_file_scan()
+                for raw in iter_raw_lines(stream):
+                    scan = file_scan.scan_raw(raw)
+                    if scan is not None and scan.leaves:
+                        remember(known, scan_values(scan, scope))
+            else:
+                for _ in redact_text_stream(stream, scanner, result):
+                    pass
+        except OSError:
+            pass
+    # A todo or task file sits in no session folder: its values are the session's all the same.
+    for value, info, _scopes in result.values.items():
+        known.add(value, info, scope)
+
+
+def _gather_history(
+    known: KnownValues, scanner: SecretScanner, history: Path, session_id: str
+) -> None:
+    """Only the lines naming the session are scanned (a byte search first: history.jsonl
+    holds every session's prompts), and only their values for this session are kept."""
+    try:
+        stream = open_regular(history, follow=False)
+    except OSError:
+        return
+    needle = session_id.encode()
+    with stream:
+        try:
+            file_scan = scanner.new_file_scan()
+            for raw in iter_raw_lines(stream):
+                if needle not in raw.data:
+                    continue
+                scan = file_scan.scan_raw(raw)
+                if scan is None or not scan.leaves:
+                    continue
+                values = scan_values(scan, None)  # the line's own sessionId
+                remember(known, (v for v in values if v[2] == session_id))
+        except OSError:
+            pass  # what was found before the error is kept
+
+
+def history_file(config_dir: Path) -> Path | None:
+    """The config dir's history.jsonl, when there is one."""
+    path = config_dir / "history.jsonl"
+    return path if path.is_file() and not path.is_symlink() else None
