@@ -9,9 +9,10 @@ the lines that hold the literal are decoded and searched. An archive cannot be r
 without decrypting twice, so its transcripts get the second pass only.
 
 Safety: a hit's context is cut from its string with the secrets the scanner found there
-replaced by their placeholders, then every copy of a value found anywhere in the session
-(detection/known_values.py), then whatever the detectors still find in the cut context and in
-the matched text alone. Titles and tool labels go through the same. The pattern itself is never
+replaced by their placeholders, then every copy of a value found anywhere in the session (its
+transcripts, its other files and its history lines, as audit reads them: session_values.py;
+detection/known_values.py), then whatever the detectors still find in the cut context and in
+the matched text alone. Titles, projects, sources and tool labels go through the same. The pattern itself is never
 echoed: a user may be looking for a secret.
 """
 
@@ -208,10 +209,15 @@ def search_session(
         outcome.skipped = SkippedSource(session.where, str(problem))
     if not found.pending:
         return outcome
+    if session.side_values is not None:
+        session.side_values(found.known, scanner)
     session = session.described()
     outcome.more_lines = found.more_lines
     index = found.known.index(engine)
     scope = session.session_id
+    # The project folder is named after the working directory, which can hold a token.
+    project = _clean(session.project, scanner, index, scope)
+    source = _clean(session.where, scanner, index, scope)
     title = _printable(_clean(session.title, scanner, index, scope)) if session.title else None
     resume = _resume(session, request.key_hint)
     for item in found.pending:
@@ -224,7 +230,7 @@ def search_session(
         outcome.hits.append(
             SearchHit(
                 session_id=session.session_id,
-                project=session.project,
+                project=project,
                 origin=session.origin,
                 title=title,
                 timestamp=item.timestamp or session.last_activity,
@@ -232,7 +238,7 @@ def search_session(
                 line=item.line,
                 where=_clip(_clean(item.where, scanner, index, scope), _LABEL_MAX),
                 context=_context(item, scanner, index, scope),
-                source=session.where,
+                source=source,
                 resume=resume,
             )
         )

@@ -29,12 +29,15 @@ from scrubber.archive.bundle import MANIFEST_NAME
 from scrubber.archive.layout import ArchiveEntry, key_needed, list_archives
 from scrubber.archive.manifest import MAX_MANIFEST_SIZE, Manifest
 from scrubber.archive.tar_reader import TarReader
+from scrubber.detection.known_values import KnownValues
+from scrubber.detection.scan import SecretScanner
 from scrubber.errors import ScrubberError
 from scrubber.paths import open_regular
 from scrubber.retention.trash import list_trash
 from scrubber.transcript.jsonl import IO_BUFFER
 from scrubber.transcript.metadata import TranscriptMetadata, read_metadata
 from scrubber.transcript.sessions import discover
+from scrubber.usecases.session_values import gather_session_values, history_file
 
 _NOT_ALNUM = re.compile(r"[^A-Za-z0-9]")
 # A transcript's name as the searcher reports it, and its bytes.
@@ -69,6 +72,11 @@ class SearchedSession:
     details: Callable[[], TranscriptMetadata] | None = field(default=None, repr=False)
     size: int = 0  # bytes to read, when known (for how many processes to use)
     files: tuple[Path, ...] = ()  # the transcripts, when they are files (not in an archive)
+    # Adds to the values found in the transcripts those of the session's other files and
+    # history lines (session_values.py), when they can be read: only sessions with hits pay.
+    side_values: Callable[[KnownValues, SecretScanner], None] | None = field(
+        default=None, repr=False
+    )
 
     def in_project(self, project: str) -> bool:
         """`project` names the project folder, part of it, or the working directory (whose
@@ -122,8 +130,17 @@ def live_sessions(config_dir: Path) -> list[SearchedSession]:
     transcript's mtime until they are described (Claude Code appends, so a transcript's mtime
     is never before its last record)."""
     found: list[SearchedSession] = []
+    history = history_file(config_dir)
     for info in discover(config_dir, metadata=False).sessions:
         transcripts = (info.transcript, *info.subagent_transcripts())
+        side_values = partial(
+            gather_session_values,
+            root=config_dir,
+            project=info.project,
+            session_id=info.id,
+            skip=transcripts,
+            history=history,
+        )
         found.append(
             SearchedSession(
                 session_id=info.id,
@@ -137,6 +154,7 @@ def live_sessions(config_dir: Path) -> list[SearchedSession]:
                 details=partial(read_metadata, info.transcript),
                 size=info.size,
                 files=transcripts,
+                side_values=side_values,
             )
         )
     return found
@@ -151,6 +169,13 @@ def trashed_sessions(home: Path) -> tuple[list[SearchedSession], list[SkippedSou
             base / f"{manifest.session_id}.jsonl",
             *_subagent_files(base / manifest.session_id / "subagents"),
         )
+        side_values = partial(
+            gather_session_values,
+            root=slot,  # shaped like a config dir; the trash keeps no history lines
+            project=manifest.project,
+            session_id=manifest.session_id,
+            skip=transcripts,
+        )
         found.append(
             SearchedSession(
                 session_id=manifest.session_id,
@@ -162,6 +187,7 @@ def trashed_sessions(home: Path) -> tuple[list[SearchedSession], list[SkippedSou
                 where=str(slot),
                 open_transcripts=partial(_files, transcripts),
                 files=transcripts,
+                side_values=side_values,
             )
         )
     skipped = [SkippedSource(str(slot), reason) for slot, reason in listing.problems]
