@@ -48,6 +48,7 @@ from scrubber.usecases.search_sources import (
     live_sessions,
     trashed_sessions,
 )
+from scrubber.usecases.session_values import history_file
 
 _BLOCK = 1 << 22
 # A hit keeps this much of its string on each side until the session's values are known; the
@@ -147,7 +148,8 @@ def run_search(
         sessions += found
         result.skipped += skipped
     if request.archives is not None:
-        found, skipped = archived_sessions(request.archives, request.identities)
+        history = history_file(request.config_dir)
+        found, skipped = archived_sessions(request.archives, request.identities, history)
         sessions += found
         result.skipped += skipped
     chosen = [s for s in sessions if _chosen(s, request)]
@@ -210,14 +212,19 @@ def search_session(
     if not found.pending:
         return outcome
     if session.side_values is not None:
-        session.side_values(found.known, scanner)
+        try:
+            session.side_values(found.known, scanner)
+        except Unreadable as problem:
+            # Without those values a context could show one of them: no hit is shown.
+            outcome.skipped = SkippedSource(session.where, str(problem))
+            return outcome
     session = session.described()
     outcome.more_lines = found.more_lines
     index = found.known.index(engine)
     scope = session.session_id
     # The project folder is named after the working directory, which can hold a token.
     project = _clean(session.project, scanner, index, scope)
-    source = _clean(session.where, scanner, index, scope)
+    source = "/".join(_clean(part, scanner, index, scope) for part in session.where.split("/"))
     title = _printable(_clean(session.title, scanner, index, scope)) if session.title else None
     resume = _resume(session, request.key_hint)
     for item in found.pending:

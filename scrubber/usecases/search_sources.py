@@ -37,7 +37,12 @@ from scrubber.retention.trash import list_trash
 from scrubber.transcript.jsonl import IO_BUFFER
 from scrubber.transcript.metadata import TranscriptMetadata, read_metadata
 from scrubber.transcript.sessions import discover
-from scrubber.usecases.session_values import gather_session_values, history_file
+from scrubber.usecases.session_values import (
+    gather_history_values,
+    gather_session_values,
+    gather_stream_values,
+    history_file,
+)
 
 _NOT_ALNUM = re.compile(r"[^A-Za-z0-9]")
 # A transcript's name as the searcher reports it, and its bytes.
@@ -221,7 +226,11 @@ def _is_transcript_member(name: str, manifest: Manifest) -> bool:
     return name.startswith(side) and name.endswith(".jsonl") and "/" not in name[len(side) :]
 
 
-def _archive_streams(path: Path, identities: Sequence[Identity]) -> Iterator[TranscriptStream]:
+def _archive_streams(
+    path: Path, identities: Sequence[Identity], *, side: bool = False
+) -> Iterator[TranscriptStream]:
+    """The archive's transcripts; with `side`, its other files instead (the rest of the
+    session's bundle: tool-results, file-history, ...)."""
     try:
         with path.open("rb") as handle:
             raw = cast(BinaryIO, handle)
@@ -237,7 +246,7 @@ def _archive_streams(path: Path, identities: Sequence[Identity]) -> Iterator[Tra
                     raise Unreadable(f"does not start with a {MANIFEST_NAME} scrubber wrote")
                 manifest = Manifest.from_bytes(tar.read(first.size))
                 while (member := tar.next()) is not None:
-                    if member.is_dir or not _is_transcript_member(member.name, manifest):
+                    if member.is_dir or _is_transcript_member(member.name, manifest) is side:
                         continue
                     reader = io.BufferedReader(_MemberReader(tar), IO_BUFFER)
                     yield member.name.rsplit("/", 1)[-1], cast(BinaryIO, reader)
@@ -251,13 +260,33 @@ def _archive_streams(path: Path, identities: Sequence[Identity]) -> Iterator[Tra
         raise Unreadable(f"cannot read it ({error.strerror or type(error).__name__})") from None
 
 
+def _archive_side_values(
+    path: Path,
+    identities: Sequence[Identity],
+    known: KnownValues,
+    scanner: SecretScanner,
+    *,
+    session_id: str,
+    history: Path | None,
+) -> None:
+    """The values of an archived session's other files (decrypted a second time, only for a
+    session with hits: its transcripts were read in the first pass), and of its lines in the
+    config dir's `history` (an archive holds none; Claude Code keeps them)."""
+    for name, stream in _archive_streams(path, identities, side=True):
+        gather_stream_values(known, scanner, name, stream, session_id)
+    if history is not None:
+        gather_history_values(known, scanner, history, session_id)
+
+
 def _archive_context(
     path: Path, identities: Sequence[Identity]
 ) -> AbstractContextManager[Iterator[TranscriptStream]]:
     return nullcontext(_archive_streams(path, identities))
 
 
-def _archive_session(entry: ArchiveEntry, identities: Sequence[Identity]) -> SearchedSession:
+def _archive_session(
+    entry: ArchiveEntry, identities: Sequence[Identity], history: Path | None
+) -> SearchedSession:
     clear = entry.sidecar.manifest if entry.sidecar is not None else {}
     title = clear.get("title")
     cwd = clear.get("cwd")
@@ -272,15 +301,23 @@ def _archive_session(entry: ArchiveEntry, identities: Sequence[Identity]) -> Sea
         where=str(entry.path),
         open_transcripts=partial(_archive_context, entry.path, identities),
         size=entry.sidecar.size if entry.sidecar is not None else 0,
+        side_values=partial(
+            _archive_side_values,
+            entry.path,
+            identities,
+            session_id=entry.session_id,
+            history=history,
+        ),
     )
 
 
 def archived_sessions(
-    root: Path, identities: Sequence[Identity]
+    root: Path, identities: Sequence[Identity], history: Path | None = None
 ) -> tuple[list[SearchedSession], list[SkippedSource]]:
     """Each session's newest archive that the identities can open (older versions of a
     session are earlier states of the same conversation); archives none of them opens are
-    skipped, naming the key they need."""
+    skipped, naming the key they need. `history`: the config dir's history.jsonl, whose
+    lines of an archived session tell its values too."""
     from scrubber.archive.verify import opens_with
 
     by_session: dict[tuple[str, str], list[ArchiveEntry]] = {}
@@ -302,5 +339,5 @@ def archived_sessions(
                 )
             )
             continue
-        found.append(_archive_session(opened, identities))
+        found.append(_archive_session(opened, identities, history))
     return found, skipped

@@ -10,16 +10,18 @@ first, as audit does); a binary file is skipped, as audit's pass over copies ski
 
 from __future__ import annotations
 
+import io
 import os
 from collections.abc import Collection, Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 from scrubber.detection.known_values import KnownValues
 from scrubber.detection.scan import SecretScanner
 from scrubber.paths import open_regular
 from scrubber.redaction.copies import remember, scan_values
 from scrubber.redaction.lines import FileKind, FileRedaction, redact_text_stream
-from scrubber.transcript.jsonl import iter_raw_lines
+from scrubber.transcript.jsonl import IO_BUFFER, iter_raw_lines
 from scrubber.transcript.sessions import session_bundle
 
 _BINARY_SNIFF = 8192
@@ -62,40 +64,63 @@ def gather_session_values(
         if path not in skipped:
             _gather_file(known, scanner, path, session_id)
     if history is not None:
-        _gather_history(known, scanner, history, session_id)
+        gather_history_values(known, scanner, history, session_id)
 
 
 def _gather_file(known: KnownValues, scanner: SecretScanner, path: Path, scope: str) -> None:
-    """A JSONL file line by line through the scanner; any other text file as `scrub redact`
-    reads it (blocks of whole lines, a PEM block never split), its redaction written nowhere.
-    A read error ends the file; what was found before it is kept (more is redacted, not less)."""
     try:
         stream = open_regular(path, follow=False)
     except OSError:
         return  # vanished or replaced by something else since it was listed
-    result = FileRedaction(path, None, FileKind.TEXT)
     with stream:
-        try:
-            if b"\0" in stream.read(_BINARY_SNIFF):
-                return
-            stream.seek(0)
-            if path.suffix == ".jsonl":
-                file_scan = scanner.new_file_scan()
-                for raw in iter_raw_lines(stream):
-                    scan = file_scan.scan_raw(raw)
-                    if scan is not None and scan.leaves:
-                        remember(known, scan_values(scan, scope))
-            else:
-                for _ in redact_text_stream(stream, scanner, result):
-                    pass
-        except OSError:
-            pass
-    # A todo or task file sits in no session folder: its values are the session's all the same.
+        gather_stream_values(known, scanner, path.name, stream, scope)
+
+
+def gather_stream_values(
+    known: KnownValues, scanner: SecretScanner, name: str, stream: BinaryIO, scope: str
+) -> None:
+    """Add to `known` (for `scope`) the values found in one file's bytes (`name`: its file
+    name): a JSONL file line by line through the scanner, any other text as `scrub redact`
+    reads it (blocks of whole lines, a PEM block never split), its redaction written nowhere;
+    a binary file is skipped. A read error ends the file; what was found before it is kept
+    (more is redacted, not less)."""
+    result = FileRedaction(Path(name), None, FileKind.TEXT)
+    lines = io.BufferedReader(_Raw(stream), IO_BUFFER)
+    try:
+        if b"\0" in lines.peek(_BINARY_SNIFF)[:_BINARY_SNIFF]:
+            return
+        if name.endswith(".jsonl"):
+            file_scan = scanner.new_file_scan()
+            for raw in iter_raw_lines(lines):
+                scan = file_scan.scan_raw(raw)
+                if scan is not None and scan.leaves:
+                    remember(known, scan_values(scan, scope))
+        else:
+            for _ in redact_text_stream(lines, scanner, result):
+                pass
+    except OSError:
+        pass
+    # Found under a bare file name, the values have no session yet: they are `scope`'s.
     for value, info, _scopes in result.values.items():
         known.add(value, info, scope)
 
 
-def _gather_history(
+class _Raw(io.RawIOBase):
+    """Any byte stream as a raw one, for a buffered reader that can peek at its head."""
+
+    def __init__(self, stream: BinaryIO) -> None:
+        self._stream = stream
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: memoryview) -> int:  # type: ignore[override]
+        data = self._stream.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
+
+
+def gather_history_values(
     known: KnownValues, scanner: SecretScanner, history: Path, session_id: str
 ) -> None:
     """Only the lines naming the session are scanned (a byte search first: history.jsonl

@@ -15,11 +15,16 @@ import json
 import random
 import string
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
+from scrubber.archive.keys import generate_identity, write_identity_file
 from scrubber.demo.fakes import fake_github_token
+from scrubber.policy.model import Policy
+from scrubber.transcript.sessions import discover
+from scrubber.usecases.archive import archive_sessions, resolve_encryption
 from tests.conftest import CliResult, Sandbox
 
 pytestmark = pytest.mark.slow  # real processes
@@ -130,6 +135,29 @@ def test_search_redacts_a_token_in_the_project_and_cwd(
     hits = json.loads(done.stdout)["hits"]
     assert [hit["session_id"] for hit in hits] == [TOKEN_SESSION]
     assert "[REDACTED:github-token:" in hits[0]["project"]
+    assert hits[0]["source"].endswith(f"/projects/{hits[0]['project']}/{TOKEN_SESSION}.jsonl")
+
+
+def test_search_of_an_archive_redacts_values_found_in_its_side_files(
+    world: tuple[Sandbox, list[str], str],
+) -> None:
+    box, values, _ = world
+    key = box.root / "key.txt"
+    identity = generate_identity()
+    write_identity_file(key, identity, datetime(2026, 1, 1, tzinfo=UTC))
+    policy = Policy.default()
+    session = [s for s in discover(box.config).sessions if s.id == SESSION]
+    encryption = resolve_encryption(policy, recipients=[identity.recipient().encode()])
+    (outcome,) = archive_sessions(
+        session, policy=policy, home=box.scrub_home, encryption=encryption, now=datetime.now(UTC)
+    )
+    assert outcome.error is None
+    done = box.scrub("search", "mytoken", "--archives", "-i", key, "--format", "json")
+    assert done.returncode == 0, done.stderr
+    # The history line is in no archive: the config dir's history.jsonl tells it.
+    _clean(done, values)
+    archived = [h for h in json.loads(done.stdout)["hits"] if h["origin"] == "archive"]
+    assert len(archived) == 3
 
 
 @pytest.mark.parametrize("form", ["markdown", "html", "jsonl"])
