@@ -141,14 +141,14 @@ def run_search(
     side (`SCRUB_JOBS`, as for audit's parts; one when not given)."""
     result = SearchResult()
     sessions: list[SearchedSession] = []
+    history = history_file(request.config_dir)  # read once, if a session with hits needs it
     if request.live:
-        sessions += live_sessions(request.config_dir)
+        sessions += live_sessions(request.config_dir, history)
     if request.trash:
         found, skipped = trashed_sessions(request.home)
         sessions += found
         result.skipped += skipped
     if request.archives is not None:
-        history = history_file(request.config_dir)
         found, skipped = archived_sessions(request.archives, request.identities, history)
         sessions += found
         result.skipped += skipped

@@ -38,10 +38,9 @@ from scrubber.transcript.jsonl import IO_BUFFER
 from scrubber.transcript.metadata import TranscriptMetadata, read_metadata
 from scrubber.transcript.sessions import discover
 from scrubber.usecases.session_values import (
-    gather_history_values,
+    HistoryValues,
     gather_session_values,
     gather_stream_values,
-    history_file,
 )
 
 _NOT_ALNUM = re.compile(r"[^A-Za-z0-9]")
@@ -130,12 +129,12 @@ def _files(paths: Sequence[Path]) -> AbstractContextManager[Iterator[TranscriptS
     return nullcontext(_files_stream(paths))
 
 
-def live_sessions(config_dir: Path) -> list[SearchedSession]:
+def live_sessions(config_dir: Path, history: HistoryValues | None = None) -> list[SearchedSession]:
     """The config dir's sessions, from names and sizes only; their last activity is the
     transcript's mtime until they are described (Claude Code appends, so a transcript's mtime
-    is never before its last record)."""
+    is never before its last record). `history`: the config dir's history.jsonl, whose lines
+    of a session tell its values too."""
     found: list[SearchedSession] = []
-    history = history_file(config_dir)
     for info in discover(config_dir, metadata=False).sessions:
         transcripts = (info.transcript, *info.subagent_transcripts())
         side_values = partial(
@@ -267,7 +266,7 @@ def _archive_side_values(
     scanner: SecretScanner,
     *,
     session_id: str,
-    history: Path | None,
+    history: HistoryValues | None,
 ) -> None:
     """The values of an archived session's other files (decrypted a second time, only for a
     session with hits: its transcripts were read in the first pass), and of its lines in the
@@ -275,7 +274,7 @@ def _archive_side_values(
     for name, stream in _archive_streams(path, identities, side=True):
         gather_stream_values(known, scanner, name, stream, session_id)
     if history is not None:
-        gather_history_values(known, scanner, history, session_id)
+        history.add_to(known, scanner, session_id)
 
 
 def _archive_context(
@@ -285,7 +284,7 @@ def _archive_context(
 
 
 def _archive_session(
-    entry: ArchiveEntry, identities: Sequence[Identity], history: Path | None
+    entry: ArchiveEntry, identities: Sequence[Identity], history: HistoryValues | None
 ) -> SearchedSession:
     clear = entry.sidecar.manifest if entry.sidecar is not None else {}
     title = clear.get("title")
@@ -312,7 +311,7 @@ def _archive_session(
 
 
 def archived_sessions(
-    root: Path, identities: Sequence[Identity], history: Path | None = None
+    root: Path, identities: Sequence[Identity], history: HistoryValues | None = None
 ) -> tuple[list[SearchedSession], list[SkippedSource]]:
     """Each session's newest archive that the identities can open (older versions of a
     session are earlier states of the same conversation); archives none of them opens are

@@ -53,7 +53,7 @@ def gather_session_values(
     project: str,
     session_id: str,
     skip: Collection[Path] = (),
-    history: Path | None = None,
+    history: HistoryValues | None = None,
 ) -> None:
     """Add to `known` (for `session_id`) the values found in the session's bundle under
     `root` (a config dir, or a trash slot shaped like one) other than the files in `skip`
@@ -64,7 +64,7 @@ def gather_session_values(
         if path not in skipped:
             _gather_file(known, scanner, path, session_id)
     if history is not None:
-        gather_history_values(known, scanner, history, session_id)
+        history.add_to(known, scanner, session_id)
 
 
 def _gather_file(known: KnownValues, scanner: SecretScanner, path: Path, scope: str) -> None:
@@ -120,32 +120,40 @@ class _Raw(io.RawIOBase):
         return len(data)
 
 
-def gather_history_values(
-    known: KnownValues, scanner: SecretScanner, history: Path, session_id: str
-) -> None:
-    """Only the lines naming the session are scanned (a byte search first: history.jsonl
-    holds every session's prompts), and only their values for this session are kept."""
-    try:
-        stream = open_regular(history, follow=False)
-    except OSError:
-        return
-    needle = session_id.encode()
-    with stream:
+class HistoryValues:
+    """The values found in a history.jsonl, by the session each line names. The file holds
+    every session's prompts: it is read once, the first time a session's values are asked for
+    (a search asks for those of every session with hits), each line through the scanner."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._known: KnownValues | None = None
+
+    def add_to(self, known: KnownValues, scanner: SecretScanner, session_id: str) -> None:
+        if self._known is None:
+            self._known = KnownValues()
+            self._read(scanner, self._known)
+        for value, info, scopes in self._known.items():
+            if session_id in scopes:
+                known.add(value, info, session_id)
+
+    def _read(self, scanner: SecretScanner, into: KnownValues) -> None:
         try:
-            file_scan = scanner.new_file_scan()
-            for raw in iter_raw_lines(stream):
-                if needle not in raw.data:
-                    continue
-                scan = file_scan.scan_raw(raw)
-                if scan is None or not scan.leaves:
-                    continue
-                values = scan_values(scan, None)  # the line's own sessionId
-                remember(known, (v for v in values if v[2] == session_id))
+            stream = open_regular(self.path, follow=False)
         except OSError:
-            pass  # what was found before the error is kept
+            return
+        with stream:
+            try:
+                file_scan = scanner.new_file_scan()
+                for raw in iter_raw_lines(stream):
+                    scan = file_scan.scan_raw(raw)
+                    if scan is not None and scan.leaves:
+                        remember(into, scan_values(scan, None))  # the line's own sessionId
+            except OSError:
+                pass  # what was found before the error is kept
 
 
-def history_file(config_dir: Path) -> Path | None:
-    """The config dir's history.jsonl, when there is one."""
+def history_file(config_dir: Path) -> HistoryValues | None:
+    """The config dir's history.jsonl, when there is one (a link is not followed)."""
     path = config_dir / "history.jsonl"
-    return path if path.is_file() and not path.is_symlink() else None
+    return HistoryValues(path) if path.is_file() and not path.is_symlink() else None

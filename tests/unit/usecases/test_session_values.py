@@ -15,7 +15,11 @@ from scrubber.detection.known_values import KnownValues
 from scrubber.detection.registry import build_detectors
 from scrubber.detection.scan import SecretScanner
 from scrubber.policy.model import Policy
-from scrubber.usecases.session_values import gather_session_values, gather_stream_values
+from scrubber.usecases.session_values import (
+    gather_session_values,
+    gather_stream_values,
+    history_file,
+)
 
 SCANNER = SecretScanner(
     build_detectors(Policy.default()), Fingerprinter(b"session-values-key-of-32-bytes!!")
@@ -68,7 +72,7 @@ def test_side_files_and_own_history_lines_count_links_binaries_and_others_do_not
         project=PROJECT,
         session_id=SESSION,
         skip=(transcript,),
-        history=history,
+        history=history_file(config),
     )
 
     session_only = frozenset({SESSION})
