@@ -30,7 +30,7 @@ from tests.conftest import CliResult, Sandbox
 pytestmark = pytest.mark.slow  # real processes
 
 SESSION = "6c2f1d4e-8e3b-4d2c-9f0a-1b2c3d4e5f61"
-TOKEN_SESSION = "7d3a2e5f-9f4c-4e3d-8a1b-2c3d4e5f6a72"
+NAMED_CWD_SESSION = "7d3a2e5f-9f4c-4e3d-8a1b-2c3d4e5f6a72"
 PROJECT = "-home-u-app"
 
 
@@ -100,10 +100,10 @@ def world(sandbox_factory: Callable[[str], Sandbox]) -> tuple[Sandbox, list[str]
     token = fake_github_token(rng)
     token_cwd = f"/home/u/{token}"
     records = [
-        _record(TOKEN_SESSION, 1, "user", "mytoken rotation plan, please", token_cwd),
-        _record(TOKEN_SESSION, 2, "assistant", [{"type": "text", "text": "Sure."}], token_cwd),
+        _record(NAMED_CWD_SESSION, 1, "user", "mytoken rotation plan, please", token_cwd),
+        _record(NAMED_CWD_SESSION, 2, "assistant", [{"type": "text", "text": "Sure."}], token_cwd),
     ]
-    _write(config / "projects" / f"-home-u-{token}" / f"{TOKEN_SESSION}.jsonl", records)
+    _write(config / "projects" / f"-home-u-{token}" / f"{NAMED_CWD_SESSION}.jsonl", records)
     config.chmod(0o700)
     return box, [snapshot, result, typed], token
 
@@ -133,9 +133,9 @@ def test_search_redacts_a_token_in_the_project_and_cwd(
     assert done.returncode == 0, done.stderr
     _clean(done, [token])
     hits = json.loads(done.stdout)["hits"]
-    assert [hit["session_id"] for hit in hits] == [TOKEN_SESSION]
+    assert [hit["session_id"] for hit in hits] == [NAMED_CWD_SESSION]
     assert "[REDACTED:github-token:" in hits[0]["project"]
-    assert hits[0]["source"].endswith(f"/projects/{hits[0]['project']}/{TOKEN_SESSION}.jsonl")
+    assert hits[0]["source"].endswith(f"/projects/{hits[0]['project']}/{NAMED_CWD_SESSION}.jsonl")
 
 
 def test_search_of_an_archive_redacts_values_found_in_its_side_files(
@@ -180,7 +180,7 @@ def test_export_of_a_session_whose_project_and_cwd_hold_a_token(
     world: tuple[Sandbox, list[str], str], form: str
 ) -> None:
     box, _, token = world
-    done = box.scrub("export", TOKEN_SESSION, "--format", form)
+    done = box.scrub("export", NAMED_CWD_SESSION, "--format", form)
     assert done.returncode == 0, done.stderr
     _clean(done, [token])
     assert "rotation plan" in done.stdout
