@@ -4,8 +4,10 @@ audit scans for the session, see audit_targets.py) and its lines of history.json
 made every copy of such a value a finding; search and export read the transcripts themselves
 and take these in, so a value seen in clear only in a .env snapshot is redacted in a prompt too.
 
-Every file is opened without following links and read line by line through the scanner (gates
-first, as audit does); a binary file is skipped, as audit's pass over copies skips it.
+Every file is opened without following links: a JSONL file is read line by line through the
+scanner (gates first, as audit does), any other text as `scrub redact` reads it; a binary file
+is skipped, as audit's pass over copies skips it. (audit_targets.py walks the same bundle with
+its own copy of `session_files`; it could use this one.)
 """
 
 from __future__ import annotations
