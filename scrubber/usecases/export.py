@@ -3,7 +3,8 @@
 
 How: the session's transcript and its subagents' are redacted together, exactly as `scrub
 redact` does (usecases/redact.py: a value found in one file is redacted in all of them), into a
-private temporary folder; the conversation is read from those copies and rendered. Before
+private temporary folder, with the values found in the session's other files and history lines
+known first (session_values.py: audit treats their copies as findings too); the conversation is read from those copies and rendered. Before
 anything is written, the output is checked: the detectors run over it, and every value the
 redaction found is looked for in it (raw, and in the HTML once unescaped). Anything found means
 nothing is written (exit 3): an export fails closed.
@@ -15,12 +16,14 @@ import html
 import re
 import shutil
 import tempfile
+from collections import Counter
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
 
 from scrubber import __version__
 from scrubber.detection.known_values import KnownValues, ValueIndex
+from scrubber.detection.placeholder import PLACEHOLDER_RE
 from scrubber.detection.scan import SecretScanner
 from scrubber.durable import atomic_write
 from scrubber.errors import ScrubberError, UsageError
@@ -32,6 +35,7 @@ from scrubber.policy.model import ThinkingMode
 from scrubber.transcript.metadata import read_metadata
 from scrubber.transcript.sessions import SessionInfo, find_session
 from scrubber.usecases.redact import redact_copies
+from scrubber.usecases.session_values import gather_session_values, history_file
 from scrubber.usecases.verify import check_redacted
 
 # The output is checked in pieces this long (overlapping), so no detector reads megabytes at once.
@@ -78,7 +82,17 @@ def run_export(request: ExportRequest, scanner: SecretScanner, engine: str) -> E
     workdir = Path(tempfile.mkdtemp(prefix="scrub-export-"))  # 0700: only redacted copies go in
     try:
         known = KnownValues()
-        transcript = _redacted_copies(info, workdir, scanner, known)
+        transcripts = (info.transcript, *info.subagent_transcripts())
+        gather_session_values(
+            known,
+            scanner,
+            root=info.config_dir,
+            project=info.project,
+            session_id=info.id,
+            skip=transcripts,
+            history=history_file(request.config_dir),
+        )
+        transcript = _redacted_copies(info, transcripts, workdir, scanner, known)
         index = known.index(engine)
         if request.format is ExportFormat.JSONL:
             content, redacted, notes = _jsonl(transcript, info, scanner, index)
@@ -112,27 +126,37 @@ def _refuse_output(output: Path, config_dir: Path) -> None:
 
 
 def _redacted_copies(
-    info: SessionInfo, workdir: Path, scanner: SecretScanner, known: KnownValues
+    info: SessionInfo,
+    transcripts: tuple[Path, ...],
+    workdir: Path,
+    scanner: SecretScanner,
+    known: KnownValues,
 ) -> Path:
-    """The transcript and its subagents' redacted together into `workdir` (subagents under
-    `subagents/`); the redacted transcript's path."""
+    """The transcript and its subagents' (`transcripts`, the main one first) redacted together
+    into `workdir` (subagents under `subagents/`); the redacted transcript's path."""
     transcript = workdir / info.transcript.name
     pairs = [(info.transcript, transcript)]
-    pairs += [(path, workdir / "subagents" / path.name) for path in info.subagent_transcripts()]
+    pairs += [(path, workdir / "subagents" / path.name) for path in transcripts[1:]]
     redact_copies(pairs, scanner, thinking=ThinkingMode.REDACT, known=known)
     return transcript
 
 
 def _header(info: SessionInfo, scanner: SecretScanner, index: ValueIndex) -> Header:
-    title = index.redact(scanner.redact_text(info.title), info.id) if info.title else None
+    """The header's metadata, redacted: a title, or a project folder named after the working
+    directory, can hold a token (the check of the output would then fail the export)."""
+    title = _redact_label(info.title, scanner, index, info.id) if info.title else None
     return Header(
         info.id,
         title,
-        info.project,
+        _redact_label(info.project, scanner, index, info.id),
         info.first_timestamp,
         info.last_timestamp,
         f"scrub {__version__}",
     )
+
+
+def _redact_label(text: str, scanner: SecretScanner, index: ValueIndex, scope: str) -> str:
+    return index.redact(scanner.redact_text(text), scope)
 
 
 def _rendered(
@@ -171,8 +195,31 @@ def _jsonl(
         raise _leak(left, "the redacted transcript")
     data = transcript.read_bytes()
     _check_text(data.decode("utf-8", "surrogateescape"), scanner, index, info.id, detectors=False)
-    conversation = read_conversation(transcript, "Conversation", thinking=True)
-    return data, redactions(conversation), []
+    return data, _replaced(info.transcript, transcript), []
+
+
+def _replaced(original: Path, redacted: Path) -> list[Redaction]:
+    """Every replacement the redaction made in the transcript, by line, as `scrub redact`
+    counts them: each line's placeholders less those the original line already held. (Not
+    the conversation's placeholders: those are on the active path only, once per place, and
+    miss the fields no rendering shows, such as `toolUseResult`, and the summaries.)"""
+    found: list[Redaction] = []
+    with original.open("rb") as before, redacted.open("rb") as after:
+        for number, (old, new) in enumerate(zip(before, after, strict=False), 1):
+            if old == new:
+                continue
+            there = Counter(_placeholders(old))
+            for kind, short in _placeholders(new):
+                if there[(kind, short)]:
+                    there[(kind, short)] -= 1
+                else:
+                    found.append(Redaction(kind, f"line {number}", short))
+    return found
+
+
+def _placeholders(line: bytes) -> list[tuple[str, str]]:
+    text = line.decode("utf-8", "surrogateescape")
+    return [(m["kind"], m["short"]) for m in PLACEHOLDER_RE.finditer(text)]
 
 
 def _check_text(

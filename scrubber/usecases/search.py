@@ -9,9 +9,10 @@ the lines that hold the literal are decoded and searched. An archive cannot be r
 without decrypting twice, so its transcripts get the second pass only.
 
 Safety: a hit's context is cut from its string with the secrets the scanner found there
-replaced by their placeholders, then every copy of a value found anywhere in the session
-(detection/known_values.py), then whatever the detectors still find in the cut context and in
-the matched text alone. Titles and tool labels go through the same. The pattern itself is never
+replaced by their placeholders, then every copy of a value found anywhere in the session (its
+transcripts, its other files and its history lines, as audit reads them: session_values.py;
+detection/known_values.py), then whatever the detectors still find in the cut context and in
+the matched text alone. Titles, projects, sources and tool labels go through the same. The pattern itself is never
 echoed: a user may be looking for a secret.
 """
 
@@ -27,7 +28,6 @@ from typing import Any, BinaryIO
 from scrubber.archive.age import Identity
 from scrubber.detection.context import describe_tool_use
 from scrubber.detection.known_values import KnownValues, ValueIndex
-from scrubber.detection.placeholder import PLACEHOLDER_RE, make_placeholder
 from scrubber.detection.scan import FoundSecret, SecretScanner
 from scrubber.detection.walk import content_blocks
 from scrubber.paths import open_regular
@@ -38,6 +38,16 @@ from scrubber.usecases.parts import scan_jobs
 from scrubber.usecases.search_jobs import search_sessions
 from scrubber.usecases.search_pattern import SearchPattern
 from scrubber.usecases.search_places import Piece, SearchScope, record_pieces
+from scrubber.usecases.search_redaction import (
+    clean_path,
+    clean_text,
+    clip,
+    copy_spans,
+    found_spans,
+    outside_placeholders,
+    printable,
+    replace_spans,
+)
 from scrubber.usecases.search_sources import (
     Origin,
     SearchedSession,
@@ -47,6 +57,7 @@ from scrubber.usecases.search_sources import (
     live_sessions,
     trashed_sessions,
 )
+from scrubber.usecases.session_values import history_file
 
 _BLOCK = 1 << 22
 # A hit keeps this much of its string on each side until the session's values are known; the
@@ -139,14 +150,15 @@ def run_search(
     side (`SCRUB_JOBS`, as for audit's parts; one when not given)."""
     result = SearchResult()
     sessions: list[SearchedSession] = []
+    history = history_file(request.config_dir)  # read once, if a session with hits needs it
     if request.live:
-        sessions += live_sessions(request.config_dir)
+        sessions += live_sessions(request.config_dir, history)
     if request.trash:
         found, skipped = trashed_sessions(request.home)
         sessions += found
         result.skipped += skipped
     if request.archives is not None:
-        found, skipped = archived_sessions(request.archives, request.identities)
+        found, skipped = archived_sessions(request.archives, request.identities, history)
         sessions += found
         result.skipped += skipped
     chosen = [s for s in sessions if _chosen(s, request)]
@@ -161,6 +173,11 @@ def run_search(
         if outcome.skipped is not None:
             result.skipped.append(outcome.skipped)
     result.hits.sort(key=_newest_first)
+    # A skipped archive or trash folder is named by its path, which holds the project folder.
+    nothing = KnownValues().index(engine)
+    result.skipped = [
+        SkippedSource(clean_path(s.where, scanner, nothing, ""), s.reason) for s in result.skipped
+    ]
     return result
 
 
@@ -208,11 +225,21 @@ def search_session(
         outcome.skipped = SkippedSource(session.where, str(problem))
     if not found.pending:
         return outcome
+    if session.side_values is not None:
+        try:
+            session.side_values(found.known, scanner)
+        except Unreadable as problem:
+            # Without those values a context could show one of them: no hit is shown.
+            outcome.skipped = SkippedSource(session.where, str(problem))
+            return outcome
     session = session.described()
     outcome.more_lines = found.more_lines
     index = found.known.index(engine)
     scope = session.session_id
-    title = _printable(_clean(session.title, scanner, index, scope)) if session.title else None
+    # The project folder is named after the working directory, which can hold a token.
+    project = clean_text(session.project, scanner, index, scope)
+    source = clean_path(session.where, scanner, index, scope)
+    title = printable(clean_text(session.title, scanner, index, scope)) if session.title else None
     resume = _resume(session, request.key_hint)
     for item in found.pending:
         if (
@@ -224,15 +251,15 @@ def search_session(
         outcome.hits.append(
             SearchHit(
                 session_id=session.session_id,
-                project=session.project,
+                project=project,
                 origin=session.origin,
                 title=title,
                 timestamp=item.timestamp or session.last_activity,
                 transcript=item.transcript,
                 line=item.line,
-                where=_clip(_clean(item.where, scanner, index, scope), _LABEL_MAX),
+                where=clip(clean_text(item.where, scanner, index, scope), _LABEL_MAX),
                 context=_context(item, scanner, index, scope),
-                source=session.where,
+                source=source,
                 resume=resume,
             )
         )
@@ -393,96 +420,20 @@ def _pend(
     )
 
 
-def _replace(
-    text: str, spans: Sequence[tuple[int, int, str]], match: tuple[int, int]
-) -> tuple[str, tuple[int, int]]:
-    """`text` with [start, end) spans replaced (overlapping ones dropped), and where the match
-    is now: an edge inside a replaced span moves out to that span's replacement."""
-    if not spans:
-        return text, match
-    kept: list[tuple[int, int, str]] = []
-    for low, high, new in sorted(spans):
-        if not kept or low >= kept[-1][1]:
-            kept.append((low, high, new))
-
-    def moved(position: int, is_end: bool) -> int:
-        shift = 0
-        for low, high, new in kept:
-            if low < position < high or (not is_end and position == low < high):
-                return low + shift + (len(new) if is_end else 0)
-            if high <= position:
-                shift += len(new) - (high - low)
-        return position + shift
-
-    pieces: list[str] = []
-    cursor = 0
-    for low, high, new in kept:
-        pieces += (text[cursor:low], new)
-        cursor = high
-    pieces.append(text[cursor:])
-    return "".join(pieces), (moved(match[0], False), moved(match[1], True))
-
-
-def _found_spans(text: str, scanner: SecretScanner) -> list[tuple[int, int, str]]:
-    return [(f.hit.start, f.hit.end, f.placeholder) for f in scanner.scan_text(text)]
-
-
-def _copy_spans(text: str, index: ValueIndex, scope: str) -> list[tuple[int, int, str]]:
-    if not index:
-        return []
-    redacted = []
-    for start, end, number in index.text_copies(text, scope):
-        info = index.info(number)
-        redacted.append((start, end, make_placeholder(info.kind, info.fingerprint)))
-    return redacted
-
-
-def _clean(text: str, scanner: SecretScanner, index: ValueIndex, scope: str) -> str:
-    """A short text (a title, a tool label) with every secret and known value replaced."""
-    text, _ = _replace(text, _found_spans(text, scanner), (0, 0))
-    text, _ = _replace(text, _copy_spans(text, index, scope), (0, 0))
-    return text
-
-
 def _context(item: _Pending, scanner: SecretScanner, index: ValueIndex, scope: str) -> str:
-    text, match = _replace(item.text, item.secrets, item.match)
-    text, match = _replace(text, _copy_spans(text, index, scope), match)
-    text, match = _replace(text, _found_spans(text, scanner), match)
-    low, high = _outside_placeholders(
+    text, match = replace_spans(item.text, item.secrets, item.match)
+    text, match = replace_spans(text, copy_spans(text, index, scope), match)
+    text, match = replace_spans(text, found_spans(text, scanner), match)
+    low, high = outside_placeholders(
         text, max(0, match[0] - _SHOWN), min(len(text), match[1] + _SHOWN)
     )
     shown, at = text[low:high], (match[0] - low, match[1] - low)
     # The detectors once more, on what is shown and on the matched text alone.
-    shown, at = _replace(shown, _found_spans(shown, scanner), at)
-    alone = [(s + at[0], e + at[0], p) for s, e, p in _found_spans(shown[at[0] : at[1]], scanner)]
-    shown, at = _replace(shown, alone, at)
-    flat = _printable(" ".join(shown.split()))
+    shown, at = replace_spans(shown, found_spans(shown, scanner), at)
+    alone = [(s + at[0], e + at[0], p) for s, e, p in found_spans(shown[at[0] : at[1]], scanner)]
+    shown, at = replace_spans(shown, alone, at)
+    flat = printable(" ".join(shown.split()))
     return ("…" if low > 0 else "") + flat + ("…" if high < len(text) else "")
-
-
-def _printable(text: str) -> str:
-    """Bytes that were not UTF-8 (read as lone surrogates) shown as U+FFFD, so any terminal
-    or JSON encoder can take the text."""
-    return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
-
-
-def _outside_placeholders(text: str, low: int, high: int) -> tuple[int, int]:
-    """Move a cut's edges out of any placeholder they fall in (a half placeholder says
-    nothing, and looks like damage)."""
-    for found in PLACEHOLDER_RE.finditer(text):
-        start, end = found.span()
-        if start < low < end:
-            low = start
-        if start < high < end:
-            high = end
-    return low, high
-
-
-def _clip(text: str, limit: int) -> str:
-    if len(text) <= limit:
-        return _printable(" ".join(text.split()))
-    _, cut = _outside_placeholders(text, 0, limit)
-    return _printable(" ".join(text[:cut].split())) + "…"
 
 
 def _resume(session: SearchedSession, key_hint: str) -> tuple[str, ...]:

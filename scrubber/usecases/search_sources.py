@@ -29,12 +29,19 @@ from scrubber.archive.bundle import MANIFEST_NAME
 from scrubber.archive.layout import ArchiveEntry, key_needed, list_archives
 from scrubber.archive.manifest import MAX_MANIFEST_SIZE, Manifest
 from scrubber.archive.tar_reader import TarReader
+from scrubber.detection.known_values import KnownValues
+from scrubber.detection.scan import SecretScanner
 from scrubber.errors import ScrubberError
 from scrubber.paths import open_regular
 from scrubber.retention.trash import list_trash
 from scrubber.transcript.jsonl import IO_BUFFER
 from scrubber.transcript.metadata import TranscriptMetadata, read_metadata
 from scrubber.transcript.sessions import discover
+from scrubber.usecases.session_values import (
+    HistoryValues,
+    gather_session_values,
+    gather_stream_values,
+)
 
 _NOT_ALNUM = re.compile(r"[^A-Za-z0-9]")
 # A transcript's name as the searcher reports it, and its bytes.
@@ -69,6 +76,11 @@ class SearchedSession:
     details: Callable[[], TranscriptMetadata] | None = field(default=None, repr=False)
     size: int = 0  # bytes to read, when known (for how many processes to use)
     files: tuple[Path, ...] = ()  # the transcripts, when they are files (not in an archive)
+    # Adds to the values found in the transcripts those of the session's other files and
+    # history lines (session_values.py), when they can be read: only sessions with hits pay.
+    side_values: Callable[[KnownValues, SecretScanner], None] | None = field(
+        default=None, repr=False
+    )
 
     def in_project(self, project: str) -> bool:
         """`project` names the project folder, part of it, or the working directory (whose
@@ -117,13 +129,22 @@ def _files(paths: Sequence[Path]) -> AbstractContextManager[Iterator[TranscriptS
     return nullcontext(_files_stream(paths))
 
 
-def live_sessions(config_dir: Path) -> list[SearchedSession]:
+def live_sessions(config_dir: Path, history: HistoryValues | None = None) -> list[SearchedSession]:
     """The config dir's sessions, from names and sizes only; their last activity is the
     transcript's mtime until they are described (Claude Code appends, so a transcript's mtime
-    is never before its last record)."""
+    is never before its last record). `history`: the config dir's history.jsonl, whose lines
+    of a session tell its values too."""
     found: list[SearchedSession] = []
     for info in discover(config_dir, metadata=False).sessions:
         transcripts = (info.transcript, *info.subagent_transcripts())
+        side_values = partial(
+            gather_session_values,
+            root=config_dir,
+            project=info.project,
+            session_id=info.id,
+            skip=transcripts,
+            history=history,
+        )
         found.append(
             SearchedSession(
                 session_id=info.id,
@@ -137,6 +158,7 @@ def live_sessions(config_dir: Path) -> list[SearchedSession]:
                 details=partial(read_metadata, info.transcript),
                 size=info.size,
                 files=transcripts,
+                side_values=side_values,
             )
         )
     return found
@@ -151,6 +173,13 @@ def trashed_sessions(home: Path) -> tuple[list[SearchedSession], list[SkippedSou
             base / f"{manifest.session_id}.jsonl",
             *_subagent_files(base / manifest.session_id / "subagents"),
         )
+        side_values = partial(
+            gather_session_values,
+            root=slot,  # shaped like a config dir; the trash keeps no history lines
+            project=manifest.project,
+            session_id=manifest.session_id,
+            skip=transcripts,
+        )
         found.append(
             SearchedSession(
                 session_id=manifest.session_id,
@@ -162,6 +191,7 @@ def trashed_sessions(home: Path) -> tuple[list[SearchedSession], list[SkippedSou
                 where=str(slot),
                 open_transcripts=partial(_files, transcripts),
                 files=transcripts,
+                side_values=side_values,
             )
         )
     skipped = [SkippedSource(str(slot), reason) for slot, reason in listing.problems]
@@ -195,7 +225,11 @@ def _is_transcript_member(name: str, manifest: Manifest) -> bool:
     return name.startswith(side) and name.endswith(".jsonl") and "/" not in name[len(side) :]
 
 
-def _archive_streams(path: Path, identities: Sequence[Identity]) -> Iterator[TranscriptStream]:
+def _archive_streams(
+    path: Path, identities: Sequence[Identity], *, side: bool = False
+) -> Iterator[TranscriptStream]:
+    """The archive's transcripts; with `side`, its other files instead (the rest of the
+    session's bundle: tool-results, file-history, ...)."""
     try:
         with path.open("rb") as handle:
             raw = cast(BinaryIO, handle)
@@ -211,7 +245,7 @@ def _archive_streams(path: Path, identities: Sequence[Identity]) -> Iterator[Tra
                     raise Unreadable(f"does not start with a {MANIFEST_NAME} scrubber wrote")
                 manifest = Manifest.from_bytes(tar.read(first.size))
                 while (member := tar.next()) is not None:
-                    if member.is_dir or not _is_transcript_member(member.name, manifest):
+                    if member.is_dir or _is_transcript_member(member.name, manifest) is side:
                         continue
                     reader = io.BufferedReader(_MemberReader(tar), IO_BUFFER)
                     yield member.name.rsplit("/", 1)[-1], cast(BinaryIO, reader)
@@ -225,13 +259,33 @@ def _archive_streams(path: Path, identities: Sequence[Identity]) -> Iterator[Tra
         raise Unreadable(f"cannot read it ({error.strerror or type(error).__name__})") from None
 
 
+def _archive_side_values(
+    path: Path,
+    identities: Sequence[Identity],
+    known: KnownValues,
+    scanner: SecretScanner,
+    *,
+    session_id: str,
+    history: HistoryValues | None,
+) -> None:
+    """The values of an archived session's other files (decrypted a second time, only for a
+    session with hits: its transcripts were read in the first pass), and of its lines in the
+    config dir's `history` (an archive holds none; Claude Code keeps them)."""
+    for name, stream in _archive_streams(path, identities, side=True):
+        gather_stream_values(known, scanner, name, stream, session_id)
+    if history is not None:
+        history.add_to(known, scanner, session_id)
+
+
 def _archive_context(
     path: Path, identities: Sequence[Identity]
 ) -> AbstractContextManager[Iterator[TranscriptStream]]:
     return nullcontext(_archive_streams(path, identities))
 
 
-def _archive_session(entry: ArchiveEntry, identities: Sequence[Identity]) -> SearchedSession:
+def _archive_session(
+    entry: ArchiveEntry, identities: Sequence[Identity], history: HistoryValues | None
+) -> SearchedSession:
     clear = entry.sidecar.manifest if entry.sidecar is not None else {}
     title = clear.get("title")
     cwd = clear.get("cwd")
@@ -246,15 +300,23 @@ def _archive_session(entry: ArchiveEntry, identities: Sequence[Identity]) -> Sea
         where=str(entry.path),
         open_transcripts=partial(_archive_context, entry.path, identities),
         size=entry.sidecar.size if entry.sidecar is not None else 0,
+        side_values=partial(
+            _archive_side_values,
+            entry.path,
+            identities,
+            session_id=entry.session_id,
+            history=history,
+        ),
     )
 
 
 def archived_sessions(
-    root: Path, identities: Sequence[Identity]
+    root: Path, identities: Sequence[Identity], history: HistoryValues | None = None
 ) -> tuple[list[SearchedSession], list[SkippedSource]]:
     """Each session's newest archive that the identities can open (older versions of a
     session are earlier states of the same conversation); archives none of them opens are
-    skipped, naming the key they need."""
+    skipped, naming the key they need. `history`: the config dir's history.jsonl, whose
+    lines of an archived session tell its values too."""
     from scrubber.archive.verify import opens_with
 
     by_session: dict[tuple[str, str], list[ArchiveEntry]] = {}
@@ -276,5 +338,5 @@ def archived_sessions(
                 )
             )
             continue
-        found.append(_archive_session(opened, identities))
+        found.append(_archive_session(opened, identities, history))
     return found, skipped

@@ -14,7 +14,12 @@ from typing import Any
 import pytest
 
 from scrubber.archive.keys import generate_identity
-from scrubber.demo import fake_aws_access_key, fake_github_token, fake_password
+from scrubber.demo import (
+    fake_aws_access_key,
+    fake_aws_secret_key,
+    fake_github_token,
+    fake_password,
+)
 from scrubber.detection.fingerprint import Fingerprinter
 from scrubber.detection.registry import build_detectors
 from scrubber.detection.scan import SecretScanner
@@ -234,3 +239,40 @@ def test_a_damaged_archive_is_listed_as_skipped(world: Any) -> None:
     result = _search(config, home, "db login", live=False, archives=archives, identities=[identity])
     assert result.hits == []
     assert [s.reason.split(" (")[0] for s in result.skipped] == ["damaged or not an archive"]
+
+
+def test_a_value_only_a_side_file_tells_is_redacted_in_trash_and_archive_hits(
+    tmp_path: Path, transcript_builder: Any
+) -> None:
+    config, home = tmp_path / ".claude", tmp_path / "home"
+    value = fake_aws_secret_key(random.Random(1812))
+    builder = transcript_builder(session_id="5e55a0b1-0000-4000-8000-000000000012")
+    builder.prompt(f"mytoken {value} is the one for the mirror")
+    _write(config, builder)
+    results = config / "projects" / PROJECT / builder.session_id / "tool-results"
+    results.mkdir(parents=True)
+    (results / "toolu_01.txt").write_text(f"export AWS_SECRET_ACCESS_KEY={value}\n")
+    (session,) = discover(config).sessions
+    identity = generate_identity()
+    policy = Policy.default()
+    encryption = resolve_encryption(policy, recipients=[identity.recipient().encode()])
+    now = datetime(2026, 4, 1, tzinfo=UTC)
+    (outcome,) = archive_sessions(
+        [session], policy=policy, home=home, encryption=encryption, now=now
+    )
+    assert outcome.error is None
+    live = _search(config, home, "mytoken")
+    trash_session(session, config_dir=config, home=home, now=now)
+    archives = policy.archive.destination_in(home)
+
+    trashed = _search(config, home, "mytoken", trash=True)
+    archived = _search(config, home, "mytoken", archives=archives, identities=[identity])
+
+    for result, origin in (
+        (live, Origin.LIVE),
+        (trashed, Origin.TRASH),
+        (archived, Origin.ARCHIVE),
+    ):
+        assert [h.origin for h in result.hits] == [origin]
+        assert value not in _shown(result)
+        assert "mytoken [REDACTED:" in result.hits[0].context
