@@ -64,6 +64,9 @@ _ALLOWLIST_PRAGMA = "pragma: allowlist secret"
 # how far its matches reach from an anchor (`reach_before`, `reach_after`); PEM blocks reach far.
 _WINDOW_THRESHOLD = 2048
 _LINE_SLACK = 256
+# Bounds of `SecretScanner`'s answers by string (characters of the strings held, entries).
+_FOUND_CACHE_CHARS = 8_000_000
+_FOUND_CACHE_ENTRIES = 50_000
 
 
 # Public prefixes a masked preview may show (they name the vendor, not the secret), as the
@@ -90,6 +93,10 @@ class FoundSecret:
     @property
     def placeholder(self) -> str:
         return make_placeholder(self.hit.kind, self.fingerprint)
+
+
+# (string, source, file name, whether the JSON key names a secret): what `scan_text` answers by.
+_FoundKey = tuple[str, SourceKind, str | None, bool]
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,6 +133,12 @@ class SecretScanner:
         self.index = GateIndex(detectors, engine, cache_dir)
         self._fingerprinter = fingerprinter
         self._allowlist = allowlist or Allowlist()
+        # What `scan_text` found in a string, by everything its answer depends on: transcripts
+        # repeat themselves (a tool's output is stored twice in its line, files are read again,
+        # a command prints the same thing), and in a dense fleet four in five strings the
+        # detectors read had been read before. Bounded, oldest first out; in memory only.
+        self._found_by_string: dict[_FoundKey, tuple[FoundSecret, ...]] = {}
+        self._found_chars = 0
 
     # -- text ---------------------------------------------------------------------------
 
@@ -134,35 +147,54 @@ class SecretScanner:
         text: str,
         context: ScanContext = PLAIN,
         line_detectors: frozenset[int] | None = None,
-        memo: dict[tuple[str, SourceKind, str | None], tuple[Hit, ...]] | None = None,
     ) -> tuple[FoundSecret, ...]:
         """Secrets in one string, as exact non-overlapping spans with fingerprints.
 
         `line_detectors`: the detectors whose gates matched the raw line the string came from
         (a detector no gate woke there cannot match in any of its strings), when known.
-        `memo`: detectors' hits already found for the same string from the same source (no
-        detector reads the JSON key; only the whole-value check below does).
         """
         if len(text) < _MIN_SECRET_LEN:
             return ()
+        sensitive_key = bool(context.key) and _SENSITIVE_KEY.search(context.key or "") is not None
+        if not context.sensitive and line_detectors is not None and not line_detectors:
+            # No detector can match here: only the whole-value check may find something.
+            return self._scan_string(text, context, line_detectors, sensitive_key)
+        # No detector reads the JSON key, and the woken set matters only by being empty:
+        # the answer depends on nothing else (the fingerprint key and allowlist are fixed).
+        cache_key = (text, context.source, context.file_name, sensitive_key)
+        found = self._found_by_string.get(cache_key)
+        if found is None:
+            found = self._scan_string(text, context, line_detectors, sensitive_key)
+            self._remember(cache_key, found)
+        return found
+
+    def _remember(self, cache_key: _FoundKey, found: tuple[FoundSecret, ...]) -> None:
+        cache = self._found_by_string
+        cache[cache_key] = found
+        self._found_chars += len(cache_key[0])
+        while self._found_chars > _FOUND_CACHE_CHARS or len(cache) > _FOUND_CACHE_ENTRIES:
+            oldest = next(iter(cache))
+            del cache[oldest]
+            self._found_chars -= len(oldest[0])
+
+    def _scan_string(
+        self,
+        text: str,
+        context: ScanContext,
+        line_detectors: frozenset[int] | None,
+        sensitive_key: bool,
+    ) -> tuple[FoundSecret, ...]:
         redacted_before = PLACEHOLDER_PREFIX in text
         masked: list[tuple[int, int]] = []
         if redacted_before:
             masked = placeholder_spans(text)
             text = mask_spans(text, masked)
-        memo_key = (text, context.source, context.file_name)
-        remembered = memo.get(memo_key) if memo is not None else None
-        if remembered is not None:
-            hits = list(remembered)
-        else:
-            hits = self._detector_hits(text, context, line_detectors)
-            if memo is not None:
-                memo[memo_key] = tuple(hits)
+        hits = self._detector_hits(text, context, line_detectors)
         # A value that already holds a placeholder was redacted: what is left of it (say
         # `SECRET=` before a placeholder) is not the whole value, and flagging it would make a
         # second redaction change the file.
-        if context.key and not redacted_before and _SENSITIVE_KEY.search(context.key):
-            whole = _whole_value_hit(text, context.key)
+        if sensitive_key and not redacted_before:
+            whole = _whole_value_hit(text)
             if whole is not None:
                 hits.append(whole)
         if masked:
@@ -292,7 +324,7 @@ def _widen_to_lines(text: str, start: int, end: int) -> tuple[int, int]:
     return start, end
 
 
-def _whole_value_hit(text: str, key: str) -> Hit | None:
+def _whole_value_hit(text: str) -> Hit | None:
     """A string that is the whole value of a `password`/`token`-like key."""
     value = text.strip()
     if len(value) < _MIN_SECRET_LEN or len(value) > 4096 or "\n" in value or " " in value:
@@ -368,12 +400,9 @@ class FileScan:
             return LineScan(line, None, None, leaves)
         if not quiet:
             self._memory.register(record)
-        # The detectors' hits per (string, source, file) of this record: Claude Code stores a
-        # tool's output twice (the tool_result block and toolUseResult), often as the same string.
-        memo: dict[tuple[str, SourceKind, str | None], tuple[Hit, ...]] = {}
         found_leaves = []
         for leaf in record_strings(record, self._memory):
-            found = scanner.scan_text(leaf.text, leaf.context, woken, memo)
+            found = scanner.scan_text(leaf.text, leaf.context, woken)
             if found:
                 found_leaves.append(LeafScan(leaf.pointer, found, leaf.in_thinking, leaf.source))
         return _line_scan(line, record, tuple(found_leaves))

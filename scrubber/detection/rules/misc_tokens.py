@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from scrubber.detection.gates import Gate
 from scrubber.detection.rules.base import PatternRule
 from scrubber.detection.rules.values import WORD_END, WORD_START, is_filler
 
@@ -64,6 +65,10 @@ OCTOPUS_DEPLOY_API_KEY = PatternRule(
     reference="octopus.com/docs/octopus-rest-api/how-to-create-an-api-key; gitleaks rule "
     "octopus-deploy-api-key",
     reject=is_filler,
+    # The anchor alone, caseless, woke every line naming an `api-gateway` or an `x-api-key`
+    # header (one line in ten of a dense fleet, none of them a key): the key's own shape is
+    # upper-case, as the pattern says.
+    gates=(Gate(r"API-[A-Z0-9]{26}", caseless=False),),
 )
 
 SUMOLOGIC_ACCESS_ID = PatternRule(
