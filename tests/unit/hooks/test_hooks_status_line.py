@@ -8,7 +8,9 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -36,14 +38,18 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture
-def env(tmp_path: Path, demo: Path) -> dict[str, str]:
+def env(tmp_path: Path, demo: Path, warm_prefilter: Any) -> Iterator[dict[str, str]]:
     config = tmp_path / "config"
     (config / "projects" / PROJECT).mkdir(parents=True)
-    return {
+    # A home that has scanned before (its key and compiled prefilter databases): the status
+    # line's scans are the subject here, not the first compile (see tests/conftest.py).
+    warm_prefilter.seed(tmp_path / "home")
+    yield {
         "CLAUDE_CONFIG_DIR": str(config),
         "SCRUB_HOME": str(tmp_path / "home"),
         "HOME": str(tmp_path),
     }
+    warm_prefilter.keep(tmp_path / "home")
 
 
 def transcript_in(env: dict[str, str], demo: Path, lines: int | None = None) -> Path:
