@@ -374,8 +374,8 @@ def scrub_in(monkeypatch: pytest.MonkeyPatch) -> Callable[..., CliResult]:
 
 class WarmPrefilter:
     """One fingerprint key and the prefilter databases compiled under it, shared by the tests of
-    one worker process that opt in: compiling the hyperscan databases takes about 0.25 s per
-    scanner, and a fresh SCRUB_HOME (a new key, so the product's MAC'd cache cannot be reused)
+    one worker process that opt in: compiling the hyperscan databases takes 0.1-0.25 s each on
+    this machine, and a fresh SCRUB_HOME (a new key, so the product's MAC'd cache cannot be reused)
     paid it again in every test. `seed(home)` gives a home that key and every database compiled
     so far, as a home that has scanned before holds them; `keep(home)` takes back what the test
     compiled. The cold path (no key, no cache) stays covered by every test that does not opt in."""
