@@ -18,7 +18,7 @@ import subprocess
 import sys
 import tarfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -143,10 +143,15 @@ class World:
 
 
 @pytest.fixture
-def world(tmp_path: Path) -> World:
+def world(tmp_path: Path, warm_prefilter: Any) -> Iterator[World]:
     config = build_demo_config(tmp_path)
     (tmp_path / "home").mkdir()
-    return World(tmp_path, config, generate_identity())
+    made = World(tmp_path, config, generate_identity())
+    # Scrubber's folder holds a key and the prefilter databases compiled under it, as after a
+    # first scan (tests/conftest.py): each hook and worker process would compile them again.
+    warm_prefilter.seed(made.home)
+    yield made
+    warm_prefilter.keep(made.home)
 
 
 def installed(world: World, *actions: str) -> World:

@@ -1,6 +1,7 @@
-"""`scrub retention`, `sessions`, `pin`/`unpin`/`pins` and `undelete` as real processes, on a
-temp config dir with real-format sessions spread over 120 days (timestamps inside and mtimes
-backdated), pins, tags, side folders, file-history and symlinks, with real encrypted archives.
+"""`scrub retention`, `sessions`, `pin`/`unpin`/`pins` and `undelete` through the CLI's entry
+point (in this process; a child process where a test needs one), on a temp config dir with
+real-format sessions spread over 120 days (timestamps inside and mtimes backdated), pins, tags,
+side folders, file-history and symlinks, with real encrypted archives.
 
 Fault tests: a crash between archive and delete, an archive that fails verification, a full
 disk; and a test that runs every destructive entry point against pinned sessions.
@@ -31,6 +32,7 @@ from scrubber.archive.layout import list_archives
 from scrubber.archive.verify import verify_archive
 from scrubber.retention.trash import read_trash_manifest
 from scrubber.transcript.sessions import discover
+from tests.conftest import run_in_process
 from tests.unit.retention.sessions_writer import WrittenSession, tree, write_session
 
 NOW = datetime.now(UTC)
@@ -57,6 +59,21 @@ class Env:
             "SCRUB_CLAUDE_MANAGED_SETTINGS": str(self.root / "etc" / "managed-settings.json"),
         }
 
+    def _in_process(self, args: list[str]) -> subprocess.CompletedProcess[str]:
+        """`scrub ARGS` through the real entry point in this process, with exactly this
+        environment's variables: the same code, exit codes and output as a child process,
+        without the ~0.3 s of interpreter start and imports each of this file's 40 runs paid
+        (the tests that need a process of their own, a lock holder and a file-size limit,
+        still start one)."""
+        with pytest.MonkeyPatch.context() as patch:
+            for name in list(os.environ):
+                if name.startswith(("CLAUDE_", "SCRUB_", "XDG_")):
+                    patch.delenv(name)
+            for name, value in self.vars().items():
+                patch.setenv(name, value)
+            done = run_in_process(args)
+        return subprocess.CompletedProcess(args, done.returncode, done.stdout, done.stderr)
+
     def policy(self, retention: str, *, pins: str = "", recipients: bool = True) -> None:
         archive = f"archive:\n  recipients: [{self.recipient}]\n" if recipients else ""
         text = f"version: 1\n{archive}retention:\n{retention}\n{pins}"
@@ -68,15 +85,18 @@ class Env:
         code: int | None = 0,
         preexec: Callable[[], None] | None = None,
     ) -> subprocess.CompletedProcess[str]:
-        done = subprocess.run(
-            [*SCRUB, *args],
-            env=self.vars(),
-            capture_output=True,
-            text=True,
-            check=False,
-            timeout=120,
-            preexec_fn=preexec,  # only to set a resource limit
-        )
+        if preexec is None:
+            done = self._in_process(list(args))
+        else:  # a resource limit needs a process of its own
+            done = subprocess.run(
+                [*SCRUB, *args],
+                env=self.vars(),
+                capture_output=True,
+                text=True,
+                check=False,
+                timeout=120,
+                preexec_fn=preexec,
+            )
         if code is not None:
             assert done.returncode == code, (
                 args,

@@ -18,7 +18,9 @@ What it answers:
 
 Every request is recorded (method, path, parsed JSON body) so tests can assert on what the
 client sent, for example that a resumed redacted session sends placeholders and not secrets.
-A turn may carry a delay, to keep a session open long enough for Claude Code's cleanup sweep.
+A turn may carry a delay, to keep a session open long enough for Claude Code's cleanup sweep,
+and a condition that ends the delay early (the sweep was seen to run), so no test waits longer
+than the client needs.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ import itertools
 import json
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
@@ -49,19 +51,29 @@ class ToolCall:
 @dataclass(frozen=True, slots=True)
 class Turn:
     """One scripted answer of the model: optional text, then tool calls (in parallel when
-    several), sent after `delay` seconds."""
+    several), sent after `delay` seconds, or as soon as `until()` is true when given (then
+    `delay` is only the longest wait)."""
 
     text: str | None = None
     calls: tuple[ToolCall, ...] = ()
     delay: float = 0.0
+    until: Callable[[], bool] | None = None
+
+    def wait(self) -> None:
+        if self.until is None:
+            time.sleep(self.delay)
+            return
+        deadline = time.monotonic() + self.delay
+        while not self.until() and time.monotonic() < deadline:
+            time.sleep(0.05)
 
     @property
     def stop_reason(self) -> str:
         return "tool_use" if self.calls else "end_turn"
 
 
-def text_turn(text: str, *, delay: float = 0.0) -> Turn:
-    return Turn(text=text, delay=delay)
+def text_turn(text: str, *, delay: float = 0.0, until: Callable[[], bool] | None = None) -> Turn:
+    return Turn(text=text, delay=delay, until=until)
 
 
 def tool_turn(name: str, delay: float = 0.0, **tool_input: Any) -> Turn:
@@ -278,7 +290,7 @@ class _Handler(BaseHTTPRequestHandler):
             else:
                 turn = Turn(text=SIDE_TEXT)
         if turn.delay:
-            time.sleep(turn.delay)
+            turn.wait()
         if body.get("stream"):
             self._send(200, stream_events(turn, number, model), "text/event-stream")
         else:

@@ -32,8 +32,13 @@ from .fake_api import text_turn
 pytestmark = pytest.mark.claude
 
 DAY = 86400.0
-# Longer than the ~5.5 s after start at which the sweep runs, with room for a slow start.
-SWEEP_DELAY = 8.5
+# The scripted answer waits until the sweep was seen to run (its marker rewritten), then
+# SWEEP_GRACE more seconds, instead of a fixed 8.5 s that had to be longer than the ~5.5 s after
+# start at which it runs: about 2.5 s less per session, and a slow start gets up to
+# SWEEP_WAIT_MAX instead of failing. (With 2.1.332 the old transcripts were already gone when
+# the marker appeared; the grace covers the sweep's other folders.)
+SWEEP_GRACE = 0.5
+SWEEP_WAIT_MAX = 30.0
 FIRST_PROMPT = "Remember the word periwinkle."
 _TIMESTAMP = re.compile(r'"timestamp":"([0-9T:.\-]+Z)"')
 
@@ -106,10 +111,18 @@ def long_session(box: Box) -> tuple[Run, float]:
     marker = box.config / ".last-cleanup"
     marker.unlink(missing_ok=True)
     started = time.time()
-    run = box.claude("Take your time.", script=[text_turn("Done slowly.", delay=SWEEP_DELAY)])
+    swept_at: list[float] = []  # when the open session first saw the rewritten marker
+
+    def swept_a_while_ago() -> bool:
+        if not swept_at and marker.exists() and marker.stat().st_mtime >= started - 1:
+            swept_at.append(time.monotonic())
+        return bool(swept_at) and time.monotonic() - swept_at[0] >= SWEEP_GRACE
+
+    turn = text_turn("Done slowly.", delay=SWEEP_WAIT_MAX, until=swept_a_while_ago)
+    run = box.claude("Take your time.", script=[turn])
     assert run.returncode == 0, run.stderr[-2000:]
-    assert run.seconds > SWEEP_DELAY
-    # The sweep ran in this session: it rewrote its marker.
+    # The sweep ran in this session, while it was open: it rewrote its marker.
+    assert swept_at, "the sweep did not run while the session was open"
     assert marker.exists() and marker.stat().st_mtime >= started - 1, "the sweep did not run"
     return run, started
 

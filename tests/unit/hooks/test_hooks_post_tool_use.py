@@ -9,6 +9,7 @@ import os
 import random
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,19 +29,27 @@ FORBIDDEN = ("detect_secrets", "typer", "click", "yaml", "cryptography")
 
 
 @pytest.fixture(params=["full", "fast"])
-def env(tmp_path: Path, request: pytest.FixtureRequest) -> dict[str, str]:
+def env(
+    tmp_path: Path, request: pytest.FixtureRequest, warm_prefilter: Any
+) -> Iterator[dict[str, str]]:
     """Each test twice: without state/live.json (the full path), and with it compiled (the
-    fast path: the prescan, and the light scanner of its candidates)."""
+    fast path: the prescan, and the light scanner of its candidates). The home has scanned
+    before (a key and compiled prefilter databases, tests/conftest.py): the hook is the
+    subject, not the first compile."""
+    warm_prefilter.seed(tmp_path / "home")
     if request.param == "fast":
         write_live_settings(Policy(), tmp_path / "home")
-    return make_env(tmp_path)
+    yield make_env(tmp_path)
+    warm_prefilter.keep(tmp_path / "home")
 
 
 @pytest.fixture
-def compiled_env(tmp_path: Path) -> dict[str, str]:
-    """With state/live.json compiled from the default policy."""
+def compiled_env(tmp_path: Path, warm_prefilter: Any) -> Iterator[dict[str, str]]:
+    """With state/live.json compiled from the default policy (in a home as `env`'s)."""
+    warm_prefilter.seed(tmp_path / "home")
     write_live_settings(Policy(), tmp_path / "home")
-    return make_env(tmp_path)
+    yield make_env(tmp_path)
+    warm_prefilter.keep(tmp_path / "home")
 
 
 def make_env(tmp_path: Path) -> dict[str, str]:

@@ -8,7 +8,9 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -36,14 +38,18 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture
-def env(tmp_path: Path, demo: Path) -> dict[str, str]:
+def env(tmp_path: Path, demo: Path, warm_prefilter: Any) -> Iterator[dict[str, str]]:
     config = tmp_path / "config"
     (config / "projects" / PROJECT).mkdir(parents=True)
-    return {
+    # A home that has scanned before (its key and compiled prefilter databases): the status
+    # line's scans are the subject here, not the first compile (see tests/conftest.py).
+    warm_prefilter.seed(tmp_path / "home")
+    yield {
         "CLAUDE_CONFIG_DIR": str(config),
         "SCRUB_HOME": str(tmp_path / "home"),
         "HOME": str(tmp_path),
     }
+    warm_prefilter.keep(tmp_path / "home")
 
 
 def transcript_in(env: dict[str, str], demo: Path, lines: int | None = None) -> Path:
@@ -535,7 +541,11 @@ def test_the_call_after_an_append_shows_what_the_lingering_scan_found(
         line = status_line.status_segment(data, env, color=False)  # the --wrap path too
         assert line == "secrets: 1 (aws-access-key)"
     finally:
+        # A transcript that is gone ends the lingering scan at its next look (a stat every
+        # BACKGROUND_POLL), instead of after the 3 s of quiet this test had to wait out.
+        path.unlink(missing_ok=True)
         thread.join(timeout=30)
+    assert not thread.is_alive()
 
 
 def test_no_color_means_no_ansi_in_any_path(env: dict[str, str], demo: Path) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import random
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,18 +22,24 @@ SESSION = "0b0c9a52-7a4e-4a57-9b55-2f3d1f6a0d11"
 
 
 @pytest.fixture(params=["full", "fast"])
-def env(tmp_path: Path, request: pytest.FixtureRequest) -> dict[str, str]:
-    """Each test without state/live.json (the full path) and with it (the prescan first)."""
+def env(
+    tmp_path: Path, request: pytest.FixtureRequest, warm_prefilter: Any
+) -> Iterator[dict[str, str]]:
+    """Each test without state/live.json (the full path) and with it (the prescan first), in
+    a home that has scanned before (a key and compiled prefilter databases, tests/conftest.py):
+    the hook is the subject, not the first compile."""
     config = tmp_path / "config"
     (config / "projects" / PROJECT).mkdir(parents=True)
+    warm_prefilter.seed(tmp_path / "home")
     if request.param == "fast":
         write_live_settings(Policy(), tmp_path / "home")
-    return {
+    yield {
         "CLAUDE_CONFIG_DIR": str(config),
         "SCRUB_HOME": str(tmp_path / "home"),
         "HOME": str(tmp_path),
         "SCRUB_PROMPT_SCRUB_LINGER": "0",
     }
+    warm_prefilter.keep(tmp_path / "home")
 
 
 def token() -> str:
