@@ -17,7 +17,12 @@ from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from scrubber.detection.prefilter_cache import cache_file, load_databases, store_databases
+from scrubber.detection.prefilter_cache import (
+    cache_file,
+    gates_identity,
+    load_databases,
+    store_databases,
+)
 from scrubber.errors import UsageError
 
 
@@ -290,6 +295,21 @@ class PythonGateMatcher:
         return found
 
 
+# Databases this process compiled, by gates_identity: a second scanner with the same gates (a
+# fresh SCRUB_HOME whose file cache is empty, the status line's set built again) reuses them
+# instead of compiling for most of a second. Only what this process compiled itself goes here,
+# so nothing in it needs verifying; scrubber scans on one thread, so sharing a database (and
+# its scratch space) between scanners is safe. A few gate sets at most: bounded anyway.
+_COMPILED_HERE: dict[bytes, list[Any]] = {}
+_COMPILED_KEPT = 8
+
+
+def _remember_compiled(identity: bytes, databases: list[Any]) -> None:
+    while len(_COMPILED_HERE) >= _COMPILED_KEPT:
+        del _COMPILED_HERE[next(iter(_COMPILED_HERE))]
+    _COMPILED_HERE[identity] = databases
+
+
 class HyperscanGateMatcher:
     """Two databases: the raw forms, reporting each gate once per line, and the text forms,
     reporting every match end. Compiling them takes most of a second (the assignment gates are
@@ -315,8 +335,9 @@ class HyperscanGateMatcher:
             return
         plan = _DeferralPlan(len(gates), deferred or {})
         self._plan = plan
+        every_end_sorted = sorted(self._every_end)
         cache = (
-            cache_file(cache_dir, gates, hyperscan, sorted(self._every_end), plan.identity())
+            cache_file(cache_dir, gates, hyperscan, every_end_sorted, plan.identity())
             if cache_dir is not None
             else None
         )
@@ -326,19 +347,30 @@ class HyperscanGateMatcher:
         if loaded is not None:
             self._raw, self._text, *self._groups = loaded
             return
+        identity = gates_identity(gates, hyperscan, every_end_sorted, plan.identity())
+        compiled = _COMPILED_HERE.get(identity)
+        if compiled is None:
+            compiled = self._compile_all(gates, hyperscan, plan)
+            _remember_compiled(identity, compiled)
+        self._raw, self._text, *self._groups = compiled
+        if cache is not None:
+            store_databases(cache, hyperscan, compiled)
+
+    def _compile_all(
+        self, gates: Sequence[tuple[bytes, bytes, bool]], hyperscan: Any, plan: _DeferralPlan
+    ) -> list[Any]:
+        """The raw database, the text database, then one per group of deferred gates."""
         self._hs = hyperscan
         caseless = [hyperscan.HS_FLAG_CASELESS if c else 0 for _, _, c in gates]
         first = [i for i in range(len(gates)) if i not in plan.deferred]
-        self._raw = self._compile(
+        raw = self._compile(
             [gates[i][1] for i in first] + [_literal_regex(lit) for lit in plan.literals],
             first + plan.literal_ids,
             [self._raw_flags(i, caseless[i]) for i in first]
             + [hyperscan.HS_FLAG_CASELESS | hyperscan.HS_FLAG_SINGLEMATCH] * len(plan.literals),
         )
-        self._text = self._compile(
-            [text for text, _, _ in gates], list(range(len(gates))), caseless
-        )
-        self._groups = [
+        text = self._compile([text for text, _, _ in gates], list(range(len(gates))), caseless)
+        groups = [
             self._compile(
                 [gates[i][1] for i in group],
                 list(group),
@@ -346,8 +378,7 @@ class HyperscanGateMatcher:
             )
             for group in plan.groups
         ]
-        if cache is not None:
-            store_databases(cache, hyperscan, [self._raw, self._text, *self._groups])
+        return [raw, text, *groups]
 
     def _raw_flags(self, gate: int, caseless: int) -> int:
         single = 0 if gate in self._every_end else self._hs.HS_FLAG_SINGLEMATCH

@@ -36,10 +36,21 @@ def cache_file(
     """Where the databases of exactly these gates (patterns, flags, which report every end,
     which wait for rare literals: `deferral`, any repr-stable value) and this hyperscan version
     are kept, and what their MAC must cover."""
+    identity = gates_identity(gates, hyperscan, every_end, deferral)
+    return CacheFile(cache_dir / f"gates-{identity.hex()[:24]}.hsdb", identity)
+
+
+def gates_identity(
+    gates: Sequence[tuple[bytes, bytes, bool]],
+    hyperscan: Any,
+    every_end: Sequence[int],
+    deferral: object = None,
+) -> bytes:
+    """A digest of everything compiled databases depend on: the gates, which report every
+    end, the deferral plan and the hyperscan version."""
     version = getattr(hyperscan, "__version__", "?")
     described = repr((version, list(gates), list(every_end), deferral))
-    identity = hashlib.sha256(described.encode()).digest()
-    return CacheFile(cache_dir / f"gates-{identity.hex()[:24]}.hsdb", identity)
+    return hashlib.sha256(described.encode()).digest()
 
 
 class CacheFile:

@@ -254,3 +254,21 @@ def test_gate_engines_agree(data: bytes, picks: list[bytes], glue: bytes) -> Non
         fast_ends = {g for g, _ in fast.present_and_ends(chunk)[1]}
         slow_ends = {g for g, _ in _PYTHON_GATES.present_and_ends(chunk)[1]}
         assert fast_ends == slow_ends
+
+
+@needs_hyperscan
+def test_a_second_matcher_of_the_same_gates_reuses_what_this_process_compiled(
+    tmp_path: Any,
+) -> None:
+    # A fresh home has an empty file cache; compiling again there cost most of a second per
+    # scanner (tests build hundreds). The second matcher must share the first one's databases,
+    # still write its own home's cache file, and answer the same.
+    gates = [(rb"tok_[a-z]{8}", rb"tok_[a-z]{8}", False), (rb"(?i)secret", rb"secret", True)]
+    first = HyperscanGateMatcher(gates, HYPERSCAN, tmp_path / "home-a")
+    second = HyperscanGateMatcher(gates, HYPERSCAN, tmp_path / "home-b")
+    assert second._raw is first._raw and second._text is first._text
+    assert list((tmp_path / "home-b").glob("gates-*.hsdb"))
+    other = HyperscanGateMatcher([(rb"other_[0-9]{4}", rb"other_[0-9]{4}", False)], HYPERSCAN)
+    assert other._raw is not first._raw
+    line = b'{"a": "tok_abcdefgh SECRET"}'
+    assert first.present(line) == second.present(line) == {0, 1}
