@@ -26,13 +26,13 @@ Code), Python's json and orjson never do.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from typing import Any
 
 # The parser behind `re` (no stubs), as in detection/required_literals.py.
 import re._constants as re_constants  # type: ignore[import-not-found]
 import re._parser as re_parser  # type: ignore[import-not-found]
+from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from scrubber.errors import UsageError
 
@@ -166,12 +166,12 @@ def _start(items: Any, caseless: bool) -> _Start:
     return _Start(frozenset(chars), True)
 
 
-def _backtracking_repeats(items: Any) -> Iterator[tuple[int, int]]:
-    """(min, max) of each repeat that can give characters back, inside `items`: not under a
+def _backtracking_repeats(items: Any) -> Iterator[int]:
+    """The most times of each repeat that can give characters back, inside `items`: not under a
     possessive repeat or an atomic group, which never backtrack into what they matched."""
     for op, value in items:
         if op in _REPEATS:
-            yield value[0], value[1]
+            yield value[1]
             yield from _backtracking_repeats(value[2])
         elif op is re_constants.SUBPATTERN:
             yield from _backtracking_repeats(value[3])
@@ -199,10 +199,9 @@ def _backtracking_problem(items: Any, caseless: bool) -> tuple[str, str] | None:
     for op, value in items:
         children: list[Any] = []
         if op in _REPEATS:
-            low, high, body = value
-            del low
-            for _inner_low, inner_high in _backtracking_repeats(body):
-                if inner_high > 1 and (high == _UNBOUNDED or inner_high == _UNBOUNDED):
+            _low, high, body = value
+            for inner_high in _backtracking_repeats(body):
+                if inner_high > 1 and _UNBOUNDED in (high, inner_high):
                     return _NESTED
             if high > 1 and _ambiguous_branches(body, caseless):
                 return _AMBIGUOUS
