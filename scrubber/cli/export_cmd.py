@@ -13,7 +13,7 @@ from scrubber.cli import common, quiet
 from scrubber.cli.common import PolicyOption, plural
 from scrubber.detection.registry import build_scanner, prefilter_engine
 from scrubber.errors import UsageError
-from scrubber.paths import require_config_dir
+from scrubber.paths import projects_dir, require_config_dir
 from scrubber.usecases.export import ExportFormat, ExportRequest, run_export
 from scrubber.usecases.export_target import (
     ExportTarget,
@@ -117,7 +117,8 @@ def _target(
         if force:
             raise UsageError("--force is for -o FILE", hint="name the file to replace with -o")
         return None
-    protected = [
+    protected = [  # the first that holds the destination names it
+        ProtectedPlace(projects_dir(config), "Claude Code's projects folder"),
         ProtectedPlace(config, "Claude Code's config directory"),
         ProtectedPlace(Path.home() / ".claude", "Claude Code's config directory"),
         ProtectedPlace(home, "scrubber's own folder"),
