@@ -78,11 +78,19 @@ def test_a_new_file_is_created_0600(box: Sandbox, run: Callable[..., CliResult])
     assert [p.name for p in box.root.iterdir() if p.name.startswith(".fresh")] == []
 
 
-def test_a_device_is_never_replaced_even_with_force(run: Callable[..., CliResult]) -> None:
-    null = Path(os.devnull)
+def test_a_device_is_never_replaced_even_with_force(
+    box: Sandbox, run: Callable[..., CliResult]
+) -> None:
+    # A device node of our own (what /dev/null is), never the real one: a regression here
+    # would replace the machine's /dev/null with a file.
+    device = box.root / "null-device"
+    try:
+        os.mknod(device, stat.S_IFCHR | 0o666, os.makedev(1, 3))
+    except PermissionError:
+        pytest.skip("making a device node needs root (CAP_MKNOD)")
     for extra in ((), ("--force",)):
-        _refused(run("-o", null, *extra), "character device", "-o -")
-    assert stat.S_ISCHR(null.stat().st_mode)
+        _refused(run("-o", device, *extra), "character device", "-o -")
+    assert stat.S_ISCHR(device.lstat().st_mode)
 
 
 def test_a_fifo_a_folder_and_a_symlink_are_never_replaced(
