@@ -157,17 +157,7 @@ def search_command(
 
       scrub search -- '-----BEGIN'
     """
-    if limit < 0:
-        raise UsageError("--limit must be 0 (all) or more")
-    if (identity or passphrase_file or directory) and not archives:
-        raise UsageError(
-            "-i, --passphrase-file and --dir are for --archives", hint="add --archives"
-        )
-    if directory is not None and not directory.is_dir():
-        raise UsageError(
-            f"--dir {directory}: no such folder",
-            hint="name the folder that holds the archives (scrub archives list shows them)",
-        )
+    _check_options(limit, archives, bool(identity or passphrase_file), directory)
     compiled = compile_pattern(pattern, regex=regex)
     moment = parse_moment(since, "--since", datetime.now(UTC)) if since else None
     identities = (
@@ -195,6 +185,24 @@ def search_command(
     result = killable.run_killable(lambda: run_search(request, scanner, engine, env=env))
     if project is not None and result.sessions == 0:
         _refuse_unknown_project(project, request.config_dir, since_given=moment is not None)
+    _render(result, limit, output_format)
+
+
+def _check_options(limit: int, archives: bool, keys: bool, directory: Path | None) -> None:
+    if limit < 0:
+        raise UsageError("--limit must be 0 (all) or more")
+    if (keys or directory) and not archives:
+        raise UsageError(
+            "-i, --passphrase-file and --dir are for --archives", hint="add --archives"
+        )
+    if directory is not None and not directory.is_dir():
+        raise UsageError(
+            f"--dir {directory}: no such folder",
+            hint="name the folder that holds the archives (scrub archives list shows them)",
+        )
+
+
+def _render(result: SearchResult, limit: int, output_format: FormatChoice) -> None:
     shown = result.hits if limit == 0 else result.hits[:limit]
     try:
         if output_format is FormatChoice.json:
