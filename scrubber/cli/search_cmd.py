@@ -3,15 +3,21 @@
 from __future__ import annotations
 
 import json
+import os
+import sys
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from typer import _click as click
+from typer._click.exceptions import BadOptionUsage, NoSuchOption
+from typer._click.exceptions import UsageError as ClickUsageError
 
-from scrubber.cli import common
+from scrubber.cli import common, killable
 from scrubber.cli.archive_common import archives_root, read_identities, warn
+from scrubber.cli.command import ScrubCommand
 from scrubber.cli.common import PolicyOption, plural
 from scrubber.detection.registry import build_scanner, prefilter_engine
 from scrubber.errors import UsageError
@@ -19,6 +25,9 @@ from scrubber.usecases.durations import DURATION_HELP, parse_moment
 from scrubber.usecases.search import PER_SESSION, SearchHit, SearchRequest, SearchResult, run_search
 from scrubber.usecases.search_pattern import compile_pattern
 from scrubber.usecases.search_places import SearchScope
+from scrubber.usecases.search_sources import live_sessions
+
+_SHOWN_PROJECTS = 5
 
 
 class ScopeChoice(StrEnum):
@@ -33,12 +42,40 @@ class FormatChoice(StrEnum):
     json = "json"
 
 
+class SearchCommand(ScrubCommand):
+    """Click's own parse errors repeat the word they stumbled on: here that word is most
+    likely the pattern (`scrub search -----BEGIN`, `scrub search two words`), which may be the
+    very secret the user looks for. These errors say what went wrong without it."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except (NoSuchOption, BadOptionUsage):
+            raise UsageError(
+                "scrub search was given an option it does not know (not repeated here: it "
+                "may be your pattern)",
+                hint="a pattern that starts with '-' goes after --: scrub search -- PATTERN "
+                "(scrub search -h lists the options)",
+            ) from None
+        except ClickUsageError as error:
+            if "unexpected extra argument" not in error.message:
+                raise
+            raise UsageError(
+                "scrub search takes one PATTERN, and was given more (not repeated here)",
+                hint="quote a phrase that holds spaces: scrub search 'two words'",
+            ) from None
+
+
 def register(app: typer.Typer) -> None:
-    app.command("search")(search_command)
+    app.command("search", cls=SearchCommand)(search_command)
 
 
 PatternArgument = Annotated[
-    str, typer.Argument(metavar="PATTERN", help="The text to find (a regex with --regex).")
+    str,
+    typer.Argument(
+        metavar="PATTERN",
+        help="The text to find (a regex with --regex); after -- when it starts with '-'.",
+    ),
 ]
 RegexOption = Annotated[
     bool, typer.Option("--regex", help="PATTERN is a Python regular expression.")
@@ -102,7 +139,11 @@ def search_command(
     where the text is (prompt, answer, thinking, input or output of which tool call), a short
     context in which every secret is replaced by its placeholder, and how to resume it.
     Newest first; case-sensitive (with --regex, (?i) ignores case). The pattern is never
-    printed. Archives the key does not open are listed as skipped.
+    printed. Archives the key does not open are listed as skipped. A pattern that starts
+    with '-' goes after `--`. A regex that can backtrack for ever (a repeat inside a repeat,
+    like (a+)+, or repeated alternatives that match alike, like (a|ab)*) is refused: write
+    the inner repeat possessive (a++) or the group atomic ((?>...)). Ctrl-C stops a search
+    at once (exit 130).
 
     Examples:
 
@@ -113,11 +154,10 @@ def search_command(
       scrub search --regex 'deploy(ed|ing) to (staging|prod)' --project shop-api
 
       scrub search 'migration' --archives -i ~/scrub-key.txt --trash --format json
+
+      scrub search -- '-----BEGIN'
     """
-    if limit < 0:
-        raise UsageError("--limit must be 0 (all) or more")
-    if (identity or passphrase_file) and not archives:
-        raise UsageError("-i and --passphrase-file are for --archives", hint="add --archives")
+    _check_options(limit, archives, bool(identity or passphrase_file), directory)
     compiled = compile_pattern(pattern, regex=regex)
     moment = parse_moment(since, "--since", datetime.now(UTC)) if since else None
     identities = (
@@ -140,12 +180,57 @@ def search_command(
         identities=identities,
         key_hint=str(identity[0]) if identity else "KEY",
     )
-    result = run_search(request, scanner, prefilter_engine(common.env()), env=common.env())
+    engine, env = prefilter_engine(common.env()), common.env()
+    # In a child that Ctrl-C kills at once, with its workers, even in the middle of a match.
+    result = killable.run_killable(lambda: run_search(request, scanner, engine, env=env))
+    if project is not None and result.sessions == 0:
+        _refuse_unknown_project(project, request.config_dir, since_given=moment is not None)
+    _render(result, limit, output_format)
+
+
+def _check_options(limit: int, archives: bool, keys: bool, directory: Path | None) -> None:
+    if limit < 0:
+        raise UsageError("--limit must be 0 (all) or more")
+    if (keys or directory) and not archives:
+        raise UsageError(
+            "-i, --passphrase-file and --dir are for --archives", hint="add --archives"
+        )
+    if directory is not None and not directory.is_dir():
+        raise UsageError(
+            f"--dir {directory}: no such folder",
+            hint="name the folder that holds the archives (scrub archives list shows them)",
+        )
+
+
+def _render(result: SearchResult, limit: int, output_format: FormatChoice) -> None:
     shown = result.hits if limit == 0 else result.hits[:limit]
-    if output_format is FormatChoice.json:
-        typer.echo(json.dumps(_as_json(result, shown), indent=2, ensure_ascii=False))
-    else:
-        _print_text(result, shown)
+    try:
+        if output_format is FormatChoice.json:
+            typer.echo(json.dumps(_as_json(result, shown), indent=2, ensure_ascii=False))
+        else:
+            _print_text(result, shown)
+    except BrokenPipeError:
+        # The reader stopped early (`scrub search x | head -1`): nothing more can reach it, and
+        # that is no error. Point stdout at /dev/null so the exit-time flush stays quiet.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        raise typer.Exit(0) from None
+
+
+def _refuse_unknown_project(project: str, config_dir: Path, *, since_given: bool) -> None:
+    """A --project that names no session is a usage error (a typo is not "no hits"), as for
+    audit; with --since, the sessions it left out still count as known."""
+    live = live_sessions(config_dir)
+    if since_given and any(session.in_project(project) for session in live):
+        return
+    known = sorted({session.project for session in live})
+    shown = ", ".join(known[:_SHOWN_PROJECTS])
+    more = f" and {len(known) - _SHOWN_PROJECTS} more" if len(known) > _SHOWN_PROJECTS else ""
+    raise UsageError(
+        f"no session matches --project {project}",
+        hint=f"known projects: {shown}{more} (scrub sessions lists them)"
+        if known
+        else "there is no session in the config directory",
+    )
 
 
 def _iso(moment: datetime | None) -> str | None:

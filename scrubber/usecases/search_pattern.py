@@ -13,6 +13,12 @@ typed; otherwise its longest run of such characters does (`say "hello world"` ho
 no prefilter: every line is decoded, slower but never wrong. A regex's literal is the longest
 run of plain characters at its top level (every match holds it); a caseless pattern has none.
 
+A regex is also refused when it can backtrack for ever (catastrophically): a repeated part that
+repeats itself (`(a+)+`), or repeated alternatives that can match the same text (`(a|ab)*`),
+which `re` tries in every combination on a line that almost matches. Possessive repeats (`a++`)
+and atomic groups (`(?>...)`) never backtrack, so they are how to write such a pattern safely.
+What is left (polynomial cases such as `.*.*x` on a huge line) the CLI can always interrupt.
+
 What we assume: no writer escapes a letter, digit or space as `\\u0041`; JSON.stringify (Claude
 Code), Python's json and orjson never do.
 """
@@ -24,7 +30,9 @@ import re
 # The parser behind `re` (no stubs), as in detection/required_literals.py.
 import re._constants as re_constants  # type: ignore[import-not-found]
 import re._parser as re_parser  # type: ignore[import-not-found]
+from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from scrubber.errors import UsageError
 
@@ -75,6 +83,163 @@ def _regex_literal(pattern: str) -> str | None:
     return best or None
 
 
+_REPEATS = frozenset({re_constants.MAX_REPEAT, re_constants.MIN_REPEAT})
+_UNBOUNDED = re_constants.MAXREPEAT
+_SMALL_SET = 256  # a character class wider than this counts as "any character"
+_NESTED = (
+    "--regex: the pattern repeats a part that itself repeats (like (a+)+), which can take "
+    "for ever on a line that almost matches",
+    "repeat it once (a+), or make the inner repeat possessive (a++) or atomic ((?>a+))",
+)
+_AMBIGUOUS = (
+    "--regex: the pattern repeats alternatives that can match the same text (like (a|ab)* "
+    "or (\\w|\\d)+), which can take for ever on a line that almost matches",
+    "make the alternatives start with different characters, use one class ([\\w\\d]+), "
+    "or make the group atomic ((?>a|ab)*)",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class _Start:
+    """The characters a part of a regex can start with (None: any, as far as we can tell) and
+    whether it can match the empty string."""
+
+    chars: frozenset[str] | None
+    nullable: bool
+
+    def overlaps(self, other: _Start) -> bool:
+        if self.nullable or other.nullable or self.chars is None or other.chars is None:
+            return True
+        return bool(self.chars & other.chars)
+
+
+def _class_chars(members: list[tuple[Any, Any]], caseless: bool) -> frozenset[str] | None:
+    chars: set[str] = set()
+    for op, value in members:
+        if op is re_constants.LITERAL:
+            chars.add(chr(value))
+        elif op is re_constants.RANGE and value[1] - value[0] < _SMALL_SET:
+            chars.update(chr(c) for c in range(value[0], value[1] + 1))
+        else:  # a category, a negation, a wide range
+            return None
+    if caseless:
+        chars |= {c.lower() for c in chars} | {c.upper() for c in chars}
+    return frozenset(chars)
+
+
+def _item_start(op: Any, value: Any, caseless: bool) -> _Start:
+    if op is re_constants.LITERAL:
+        return _Start(_class_chars([(op, value)], caseless), False)
+    if op is re_constants.IN:
+        return _Start(_class_chars(list(value), caseless), False)
+    if op is re_constants.SUBPATTERN:
+        return _start(value[3], caseless)
+    if op is re_constants.ATOMIC_GROUP:
+        return _start(value, caseless)
+    if op is re_constants.BRANCH:
+        starts = [_start(alternative, caseless) for alternative in value[1]]
+        chars: set[str] = set()
+        for start in starts:
+            if start.chars is None:
+                return _Start(None, any(s.nullable for s in starts))
+            chars |= start.chars
+        return _Start(frozenset(chars), any(s.nullable for s in starts))
+    if op in _REPEATS or op is re_constants.POSSESSIVE_REPEAT:
+        inner = _start(value[2], caseless)
+        return _Start(inner.chars, inner.nullable or value[0] == 0)
+    if op in (re_constants.AT, re_constants.ASSERT, re_constants.ASSERT_NOT):
+        return _Start(frozenset(), True)
+    return _Start(None, op is re_constants.GROUPREF or op is re_constants.GROUPREF_EXISTS)
+
+
+def _start(items: Any, caseless: bool) -> _Start:
+    """Where a sequence of parsed items can start: each item's start until one that cannot
+    match the empty string."""
+    chars: set[str] = set()
+    for op, value in items:
+        start = _item_start(op, value, caseless)
+        if start.chars is None:
+            return _Start(None, False)
+        chars |= start.chars
+        if not start.nullable:
+            return _Start(frozenset(chars), False)
+    return _Start(frozenset(chars), True)
+
+
+def _backtracking_repeats(items: Any) -> Iterator[int]:
+    """The most times of each repeat that can give characters back, inside `items`: not under a
+    possessive repeat or an atomic group, which never backtrack into what they matched."""
+    for op, value in items:
+        if op in _REPEATS:
+            yield value[1]
+            yield from _backtracking_repeats(value[2])
+        elif op is re_constants.SUBPATTERN:
+            yield from _backtracking_repeats(value[3])
+        elif op is re_constants.BRANCH:
+            for alternative in value[1]:
+                yield from _backtracking_repeats(alternative)
+
+
+def _ambiguous_branches(items: Any, caseless: bool) -> bool:
+    """Whether `items` hold, outside atomic groups, alternatives that can start alike."""
+    for op, value in items:
+        if op is re_constants.SUBPATTERN and _ambiguous_branches(value[3], caseless):
+            return True
+        if op is re_constants.BRANCH:
+            starts = [_start(alternative, caseless) for alternative in value[1]]
+            if any(a.overlaps(b) for i, a in enumerate(starts) for b in starts[i + 1 :]):
+                return True
+            if any(_ambiguous_branches(alternative, caseless) for alternative in value[1]):
+                return True
+    return False
+
+
+def _backtracking_problem(items: Any, caseless: bool) -> tuple[str, str] | None:
+    """Why the parsed regex `items` can backtrack for ever (a message and a hint), or None."""
+    for op, value in items:
+        children: list[Any] = []
+        if op in _REPEATS:
+            _low, high, body = value
+            for inner_high in _backtracking_repeats(body):
+                if inner_high > 1 and _UNBOUNDED in (high, inner_high):
+                    return _NESTED
+            if high > 1 and _ambiguous_branches(body, caseless):
+                return _AMBIGUOUS
+            if high == _UNBOUNDED and _start(body, caseless).nullable:
+                return _NESTED
+            children = [body]
+        elif op is re_constants.POSSESSIVE_REPEAT:
+            children = [value[2]]
+        elif op is re_constants.SUBPATTERN:
+            children = [value[3]]
+        elif op is re_constants.ATOMIC_GROUP:
+            children = [value]
+        elif op is re_constants.BRANCH:
+            children = list(value[1])
+        elif op in (re_constants.ASSERT, re_constants.ASSERT_NOT):
+            children = [value[1]]
+        elif op is re_constants.GROUPREF_EXISTS:
+            children = [part for part in value[1:] if part is not None]
+        for child in children:
+            found = _backtracking_problem(child, caseless)
+            if found is not None:
+                return found
+    return None
+
+
+def refuse_backtracking(pattern: str) -> None:
+    """UsageError (exit 2) for a regex that can backtrack for ever, saying what to write
+    instead; the pattern itself is never repeated."""
+    try:
+        parsed = re_parser.parse(pattern)
+    except (re.error, RecursionError, OverflowError):
+        return  # compile_pattern says what is wrong with it
+    caseless = bool(parsed.state.flags & re.IGNORECASE)
+    problem = _backtracking_problem(parsed, caseless)
+    if problem is not None:
+        raise UsageError(*problem)
+
+
 @dataclass(frozen=True, slots=True)
 class SearchPattern:
     """A literal or a regex, and the raw-bytes prefilter that goes with it. Holds the pattern
@@ -117,6 +282,7 @@ def compile_pattern(text: str, *, regex: bool) -> SearchPattern:
             f"--regex: the pattern is not a valid regular expression{where}",
             hint="Python `re` syntax; drop --regex to search for the text as it is",
         ) from None
+    refuse_backtracking(text)
     if compiled.search("") is not None:
         raise UsageError(
             "--regex: the pattern matches the empty string", hint="make it match some text"
