@@ -164,9 +164,11 @@ def redacted_calls(
     calls: Sequence[tuple[str, str, str, str]], index: ValueIndex, scope: Scope
 ) -> list[tuple[str, str, str, str]]:
     """Remembered tool calls (for the scan cache) with the known values of `scope` out of
-    their targets: a command may hold a value a detector found elsewhere in the session."""
+    their names and targets: a command, or an MCP tool's name, may hold a value a detector
+    found elsewhere in the session."""
     return [
-        (call_id, name, index.redact(target, scope) if target else target, source)
+        (call_id, index.redact(name, scope), index.redact(target, scope) if target else target,
+         source)  # fmt: skip
         for call_id, name, target, source in calls
     ]
 

@@ -134,15 +134,23 @@ def verdict(cached: CachedFile | None, st: os.stat_result) -> Verdict:
 def calls_to_cache(
     calls: Mapping[str, ClassifiedCall], scanner: SecretScanner
 ) -> list[tuple[str, str, str, str]]:
-    """The remembered tool calls, their targets redacted (a command may hold a secret)."""
+    """The remembered tool calls, their names and targets redacted with the detectors (a
+    command may hold a secret, and so may an MCP tool's name: `mcp__<server>__<tool>`, the
+    server named as its user chose). The session's known values go too, before the cache is
+    written (`audit_copies.redacted_calls`). What a resumed scan needs of a call is its source
+    kind, its redacted target (the label) and, for its label, its name: all of it redacted
+    already, so a resumed label is the one a full scan shows once redacted."""
     redacted: dict[str, str] = {}
-    out = []
-    for call_id, call in calls.items():
-        target = call.target
-        if target and target not in redacted:
-            redacted[target] = scanner.redact_text(target)
-        out.append((call_id, call.name, redacted.get(target, ""), call.source.value))
-    return out
+
+    def shown(text: str) -> str:
+        if text and text not in redacted:
+            redacted[text] = scanner.redact_text(text)
+        return redacted.get(text, "")
+
+    return [
+        (call_id, shown(call.name), shown(call.target), call.source.value)
+        for call_id, call in calls.items()
+    ]
 
 
 def calls_from_cache(calls: Sequence[tuple[str, str, str, str]]) -> dict[str, ClassifiedCall]:
