@@ -13,6 +13,7 @@ from html import escape
 
 from scrubber.export.conversation import Conversation, Entry, EntryKind, Redaction
 from scrubber.export.markdown import Header, when
+from scrubber.export.visible import visible
 
 _STYLE = """
 body { font: 15px/1.5 system-ui, sans-serif; max-width: 60rem; margin: 2rem auto; padding: 0 1rem;
@@ -99,7 +100,9 @@ def _redaction_table(redacted: list[Redaction]) -> str:
 def render_html(header: Header, conversation: Conversation, redacted: list[Redaction]) -> str:
     title = header.title or header.session_id
     span = " – ".join(filter(None, (when(header.first), when(header.last))))
-    return (
+    # Control characters shown as escapes, over the whole page (see visible.py): a page is
+    # viewed in a browser, but also printed, paged and grepped in a terminal.
+    return visible(
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">\n'
         f'<meta http-equiv="Content-Security-Policy" content="{_csp()}">\n'
         '<meta name="referrer" content="no-referrer">\n'

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from scrubber.export.conversation import Conversation, Entry, EntryKind, Redaction
+from scrubber.export.visible import visible
 
 _BACKTICKS = re.compile(r"`+")
 
@@ -25,8 +26,22 @@ class Header:
     tool: str  # `scrub 0.x`
 
 
-def when(moment: datetime | None) -> str:
-    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC") if moment else ""
+# A record's timestamp is what its file says: one later than now (give or take a clock a day
+# fast) or before Claude Code existed is not a time anything happened, and is not shown as one.
+INVALID_DATE = "(invalid date)"
+_EARLIEST = datetime(2020, 1, 1, tzinfo=UTC)
+_CLOCK_SLACK = timedelta(days=1)
+
+
+def when(moment: datetime | None, now: datetime | None = None) -> str:
+    """A record's time as the export shows it: "" when it has none, INVALID_DATE when the file
+    says a time that cannot be (in the future, or before 2020)."""
+    if moment is None:
+        return ""
+    latest = (now or datetime.now(UTC)) + _CLOCK_SLACK
+    if moment.tzinfo is None or not _EARLIEST <= moment <= latest:
+        return INVALID_DATE
+    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
 def _fence(text: str, info: str = "") -> str:
@@ -101,4 +116,5 @@ def render_markdown(header: Header, conversation: Conversation, redacted: list[R
         lines += ["| kind | where | fingerprint |", "|---|---|---|"]
         lines += [f"| {r.kind} | {_inline(r.where)} | `{r.fingerprint}` |" for r in redacted]
         lines.append("")
-    return "\n".join(lines) + "\n"
+    # Last, over the whole: every text in it came from the session (see visible.py).
+    return visible("\n".join(lines) + "\n")

@@ -167,8 +167,7 @@ def redacted_calls(
     their names and targets: a command, or an MCP tool's name, may hold a value a detector
     found elsewhere in the session."""
     return [
-        (call_id, index.redact(name, scope), index.redact(target, scope) if target else target,
-         source)  # fmt: skip
+        (call_id, index.redact(name, scope), index.redact(target, scope) if target else "", source)
         for call_id, name, target, source in calls
     ]
 

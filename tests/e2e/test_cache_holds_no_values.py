@@ -142,5 +142,6 @@ def test_cached_calls_keep_what_resuming_needs(
     assert lines == {3}
     cold = json.loads(scrub_cli("audit", "--format", "json", "--no-cache").stdout)
     assert [f["source"] for f in cold["findings"]] == [
-        f["source"] for f in resumed["findings"]  # type: ignore[attr-defined]
+        f["source"]
+        for f in resumed["findings"]  # type: ignore[attr-defined]
     ]
