@@ -15,6 +15,13 @@ import string
 from collections.abc import Callable
 
 from scrubber.demo import fake_github_token
+from scrubber.detection.context import ClassifiedCall
+from scrubber.detection.detector import SourceKind
+from scrubber.detection.fingerprint import Fingerprinter
+from scrubber.detection.registry import build_detectors
+from scrubber.detection.scan import SecretScanner
+from scrubber.policy.model import Policy
+from scrubber.usecases.scan_cache import calls_to_cache
 from tests.conftest import CliResult, Sandbox
 
 SESSION = "6c2f1d4e-8b3a-4d2c-9f8e-1a2b3c4d5e6f"
@@ -145,3 +152,20 @@ def test_cached_calls_keep_what_resuming_needs(
         f["source"]
         for f in resumed["findings"]  # type: ignore[attr-defined]
     ]
+
+
+def test_calls_to_cache_redacts_names_and_targets_with_the_detectors() -> None:
+    """A token only in a tool's name (no detector reads names, so it is no known value): the
+    cache keeps the name redacted all the same."""
+    scanner = SecretScanner(
+        build_detectors(Policy.default()), Fingerprinter(b"cache-holds-no-values-key-32-by.")
+    )
+    token = fake_github_token(random.Random(2613))
+    calls = {
+        "toolu_1": ClassifiedCall(f"mcp__{token}__run", f"deploy {token}", SourceKind.UNKNOWN),
+        "toolu_2": ClassifiedCall("Read", "/work/app/.env", SourceKind.DOTENV),
+    }
+    kept = calls_to_cache(calls, scanner)
+    assert not _pieces_in(json.dumps(kept), token)
+    assert kept[1] == ("toolu_2", "Read", "/work/app/.env", "dotenv")
+    assert kept[0][0] == "toolu_1" and "[REDACTED:github-token:" in kept[0][1]
