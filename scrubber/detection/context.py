@@ -126,10 +126,12 @@ class ClassifiedCall:
     target: str  # the file path or command; may hold a secret, so it is redacted before display
     source: SourceKind
 
-    def label(self, target: str | None = None) -> str:
-        """A display label such as `Read(/app/.env)`; pass an already-redacted target."""
+    def label(self, target: str | None = None, name: str | None = None) -> str:
+        """A display label such as `Read(/app/.env)`; pass an already-redacted target (and
+        name: an MCP tool's name is text a server chose, and can hold a token)."""
         shown = self.target if target is None else target
-        return f"{self.name}({shown})" if shown else self.name
+        tool = self.name if name is None else name
+        return f"{tool}({shown})" if shown else tool
 
 
 def describe_tool_use(name: str, tool_input: Mapping[str, Any] | Any) -> ClassifiedCall:

@@ -97,7 +97,7 @@ class CallMemory:
             if call is None:
                 return None
             target = self._redact(call.target) if call.target else ""
-            label = _shorten(call.label(target))
+            label = _shorten(call.label(target, self._redact(call.name)))
             self._labels[call_id] = label
         return label
 

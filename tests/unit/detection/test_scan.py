@@ -444,3 +444,41 @@ def test_hyperscan_and_python_engines_find_the_same_secrets(tmp_path: Path) -> N
         assert _file_findings(fast, path) == expected, path.name
         total += len(expected)
     assert total > 30  # the files do hold secrets: the comparison is not vacuous
+
+
+def test_a_token_in_a_tool_name_is_redacted_in_the_label_of_what_the_call_found() -> None:
+    # An MCP tool's name is text the model and the server chose: a token can sit in it. The
+    # label a finding shows ("which call this came from") must never carry it.
+    token = fake_github_token(rng(11))
+    name = "mcp__" + token + "__read"
+    call = {
+        "type": "assistant",
+        "message": {
+            "role": "assistant",
+            "content": [
+                {
+                    "type": "tool_use",
+                    "id": "toolu_1",
+                    "name": name,
+                    "input": {"file_path": "/srv/app/.env"},
+                }
+            ],
+        },
+    }
+    secret = fake_stripe_key(rng(12))
+    result = {
+        "type": "user",
+        "message": {
+            "role": "user",
+            "content": [
+                {"type": "tool_result", "tool_use_id": "toolu_1", "content": "KEY=" + secret}
+            ],
+        },
+    }
+    scan = SCANNER.new_file_scan()
+    scan.scan_raw(line_of(call))
+    found = scan.scan_raw(line_of(result))
+    assert found is not None and found.leaves
+    labels = {leaf.source for leaf in found.leaves}  # type: ignore[union-attr]
+    assert all(label and token[4:16] not in label for label in labels)
+    assert all("[REDACTED:" in label and label.endswith("(/srv/app/.env)") for label in labels)
