@@ -33,15 +33,13 @@ def cut_pieces(value: str, prefix: str = "") -> tuple[str | None, str | None]:
 
 
 def _looks_random(piece: str) -> bool:
-    classes = (
-        any(c.islower() for c in piece),
-        any(c.isupper() for c in piece),
-        any(c.isdigit() for c in piece),
-    )
-    others = sum(not c.isalnum() for c in piece)
-    return (
-        sum(classes) >= 2 and others <= _PIECE_PUNCTUATION and not any(c.isspace() for c in piece)
-    )
+    if not piece.isalnum():
+        if any(c.isspace() for c in piece):
+            return False
+        if sum(not c.isalnum() for c in piece) > _PIECE_PUNCTUATION:
+            return False
+    has_lower, has_upper = piece != piece.upper(), piece != piece.lower()
+    return has_lower + has_upper + any(c.isdigit() for c in piece) >= 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,12 +102,13 @@ def _common_end(text: str, end: int, form: str, known: int) -> int:
     return low
 
 
-def cut_forms(value: str, prefix: str) -> tuple[CutForm, ...]:
+def cut_forms(value: str, head: str | None, tail: str | None) -> tuple[CutForm, ...]:
     """The forms of `value` a cut copy may take (as `known_values.text_forms`: itself, or
-    JSON-escaped), each with its pieces in the same form; none when no piece stands for it."""
-    head, tail = cut_pieces(value, prefix)
+    JSON-escaped), each with its pieces (`cut_pieces`) in the same form."""
     if head is None and tail is None:
         return ()
+    if value.isascii() and value.isprintable() and '"' not in value and "\\" not in value:
+        return (CutForm(value, head, tail, frozenset(c for c in value if not c.isalnum())),)
     found: dict[str, CutForm] = {}
     for ascii_only in (None, False, True):
         form = _escaped(value, ascii_only)

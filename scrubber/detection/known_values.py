@@ -202,9 +202,11 @@ class ValueIndex:
             self._infos.append(info)
             self._scopes.append(scopes)
             self._forms.append(text_forms(value))
-            self._cuts.append(cut_forms(value, info.prefix))
-            pieces = [p for p in cut_pieces(value, info.prefix) if p is not None]
-            for form in (f for text in (value, *pieces) for f in raw_forms(text)):
+            head, tail = cut_pieces(value, info.prefix)
+            self._cuts.append(cut_forms(value, head, tail))
+            # Every whole copy holds the start piece: then that is the value's anchor too.
+            texts = [value if head is None else head, *([] if tail is None else [tail])]
+            for form in (f for text in texts for f in raw_forms(text)):
                 anchors.setdefault(form[:_ANCHOR], set()).add(number)
         self._anchors = list(anchors.items())
         self._lengths = [len(anchor) for anchor, _ in self._anchors]
