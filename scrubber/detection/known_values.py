@@ -10,8 +10,9 @@ as found by value), and is redacted.
 
 Bounded time, whatever the input: one literal search (hyperscan, or the pure-Python fallback of
 `prefilter_literals`, same matches) finds where the first `_ANCHOR` bytes of any form of any
-value occur; only the lines it names are parsed, and there `str.find` (linear, two-way for long
-needles) places each candidate value's exact copies, never overlapping. No value is searched for
+value occur (or its start and end pieces, below); only the lines it names are parsed, and there
+`str.find` (linear, two-way for long needles) places each candidate value's copies, never
+overlapping. No value is searched for
 on its own over the data.
 
 A cut copy is a copy too: a 2 KB preview cuts a value, an answer quotes its first characters,
