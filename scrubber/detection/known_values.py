@@ -10,9 +10,16 @@ as found by value), and is redacted.
 
 Bounded time, whatever the input: one literal search (hyperscan, or the pure-Python fallback of
 `prefilter_literals`, same matches) finds where the first `_ANCHOR` bytes of any form of any
-value occur; only the lines it names are parsed, and there `str.find` (linear, two-way for long
-needles) places each candidate value's exact copies, never overlapping. No value is searched for
+value occur (or its start and end pieces, below); only the lines it names are parsed, and there
+`str.find` (linear, two-way for long needles) places each candidate value's copies, never
+overlapping. No value is searched for
 on its own over the data.
+
+A cut copy is a copy too: a 2 KB preview cuts a value, an answer quotes its first characters,
+a prompt breaks it with a line break. A piece of at least `CUT_PIECE` characters (beyond a
+public prefix such as `ghp_`) that is a value's start, ending at the string's end or at a
+character the value cannot hold, or its end, starting likewise, is found as the value
+(cut_copies.py; the literal search looks for each value's start and end pieces as well).
 
 Precision guards: a value propagates only when it is long enough, not a decoy shape (uuids,
 ids, numbers, hashes from a generic detector, a single kind of character) and it is never
@@ -30,6 +37,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import IO, Any
 
+from scrubber.detection.cut_copies import CutForm, cut_forms, cut_pieces
 from scrubber.detection.placeholder import PLACEHOLDER_PREFIX, make_placeholder
 from scrubber.detection.prefilter_literals import LiteralEvents, literal_events
 from scrubber.detection.scan import LineScan
@@ -188,13 +196,18 @@ class ValueIndex:
         self._infos: list[ValueInfo] = []
         self._scopes: list[frozenset[Scope]] = []
         self._forms: list[tuple[str, ...]] = []
+        self._cuts: list[tuple[CutForm, ...]] = []
         anchors: dict[bytes, set[int]] = {}
         for number, (value, info, scopes) in enumerate(known.items()):
             self._values.append(value)
             self._infos.append(info)
             self._scopes.append(scopes)
             self._forms.append(text_forms(value))
-            for form in raw_forms(value):
+            head, tail = cut_pieces(value, info.prefix)
+            self._cuts.append(cut_forms(value, head, tail))
+            # Every whole copy holds the start piece: then that is the value's anchor too.
+            texts = [value if head is None else head, *([] if tail is None else [tail])]
+            for form in (f for text in texts for f in raw_forms(text)):
                 anchors.setdefault(form[:_ANCHOR], set()).add(number)
         self._anchors = list(anchors.items())
         self._lengths = [len(anchor) for anchor, _ in self._anchors]
@@ -239,9 +252,9 @@ class ValueIndex:
         return [(s, e, frozenset(v)) for s, e, v in found]
 
     def find(self, text: str, numbers: Iterable[int]) -> list[tuple[int, int, int]]:
-        """Exact non-overlapping occurrences of the given values' text forms in `text`, as
-        (start, end, value number); where two overlap the longer wins (a value that is a
-        prefix of another never cuts the other's copy)."""
+        """Non-overlapping copies of the given values' text forms in `text`, whole or cut (see
+        the module's docstring), as (start, end, value number); where two overlap the longer
+        wins (a value that is a prefix of another never cuts the other's copy)."""
         spans: list[tuple[int, int, int]] = []
         for number in numbers:
             for form in self._forms[number]:
@@ -249,6 +262,8 @@ class ValueIndex:
                 while at >= 0:
                     spans.append((at, at + len(form), number))
                     at = text.find(form, at + len(form))
+            for cut in self._cuts[number]:
+                spans.extend(cut.copies(text, number))
         if len(spans) < 2:
             return spans
         spans.sort(key=lambda s: (s[0], -s[1]))

@@ -1,0 +1,179 @@
+"""Cut copies of known values (cut_copies.py, through the value index): a value's start or end
+of at least CUT_PIECE characters beyond its public prefix, at a string's edge or next to a
+character the value cannot hold, is a copy; shorter pieces, pieces that run on into other
+characters of the value's alphabet, a prefix alone and pieces that do not look random are not.
+Both engines. Values are built at run time."""
+
+from __future__ import annotations
+
+import base64
+import json
+import random
+import string
+
+import pytest
+
+from scrubber.detection import known_values as kv
+from scrubber.detection.cut_copies import CUT_PIECE, cut_pieces
+from scrubber.detection.known_values import KnownValues, ValueInfo
+from scrubber.detection.placeholder import PLACEHOLDER_RE
+from scrubber.detection.prefilter import load_hyperscan
+
+ENGINES = ["python", *(["hyperscan"] if load_hyperscan() is not None else [])]
+PREFIX = "gh" + "p_"
+TOKEN_INFO = ValueInfo("github-token", "github-token", "cd" * 32, PREFIX)
+INFO = ValueInfo("dotenv-value", "sensitive-assignment", "ab" * 32)
+SCOPE = "s1"
+
+
+def _random(rng: random.Random, n: int) -> str:
+    return "".join(rng.choice(string.ascii_letters + string.digits) for _ in range(n))
+
+
+def _index(engine: str, *values: tuple[str, ValueInfo]) -> kv.ValueIndex:
+    known = KnownValues()
+    for value, info in values:
+        assert known.add(value, info, SCOPE)
+    return known.index(engine)
+
+
+def _shown(text: str, index: kv.ValueIndex) -> list[str]:
+    return [text[s:e] for s, e, _ in index.text_copies(text, SCOPE)]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_start_piece_at_a_strings_end_or_before_a_stop(engine: str) -> None:
+    rng = random.Random(11)
+    key = _random(rng, 40)
+    index = _index(engine, (key, INFO))
+    assert _shown(f"preview {key[:26]}", index) == [key[:26]]
+    assert _shown(f"the key {key[:20]}... was used", index) == [key[:20]]
+    assert _shown(f"x={key[:CUT_PIECE]}\n", index) == [key[:CUT_PIECE]]
+    # Shorter than a piece, or running on into letters: another string, not this value.
+    assert _shown(f"the key {key[: CUT_PIECE - 1]}...", index) == []
+    assert _shown(f"the key {key[:20]}Q{_random(rng, 8)}", index) == []
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_an_end_piece_after_a_stop(engine: str) -> None:
+    rng = random.Random(12)
+    key = _random(rng, 40)
+    index = _index(engine, (key, INFO))
+    assert _shown(f"tail {key[14:]} done", index) == [key[14:]]
+    assert _shown(key[-CUT_PIECE:], index) == [key[-CUT_PIECE:]]
+    assert _shown(f"tail Q{key[20:]}", index) == []  # runs on: some other token's end
+    assert _shown(f"tail {key[-CUT_PIECE + 1 :]}", index) == []
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_value_broken_by_a_line_break(engine: str) -> None:
+    rng = random.Random(13)
+    key = _random(rng, 40)
+    index = _index(engine, (key, INFO))
+    text = f"deploy with {key[:20]}\n{key[20:]} now"
+    assert _shown(text, index) == [key[:20], key[20:]]
+    redacted = index.redact(text, SCOPE)
+    assert len(PLACEHOLDER_RE.findall(redacted)) == 2 and redacted.endswith(" now")
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_public_prefix_is_never_counted(engine: str) -> None:
+    rng = random.Random(14)
+    token = PREFIX + _random(rng, 36)
+    index = _index(engine, (token, TOKEN_INFO))
+    cut = len(PREFIX) + CUT_PIECE
+    assert _shown(f"p {token[:cut]}", index) == [token[:cut]]
+    assert _shown(f"p {token[: cut - 1]}", index) == []  # 15 characters past the prefix
+    assert _shown(f"p {PREFIX}\n{PREFIX}{_random(rng, 36)}", index) == []
+    # Without its prefix declared, the same 15-character cut would be a piece.
+    assert cut_pieces(token, PREFIX)[0] == token[:cut]
+    assert cut_pieces(token)[0] == token[:CUT_PIECE]
+
+
+def test_which_values_have_pieces() -> None:
+    rng = random.Random(15)
+    assert cut_pieces(_random(rng, CUT_PIECE)) == (None, None)  # a piece would be all of it
+    assert cut_pieces(PREFIX + _random(rng, CUT_PIECE), PREFIX) == (None, None)
+    longer = _random(rng, CUT_PIECE + 1)
+    assert cut_pieces(longer) == (longer[:CUT_PIECE], longer[1:])
+    # A path's or a URL's start, words, a spaced header: no piece stands for the value.
+    path = "/Users/dev/Projects/app/" + _random(rng, 20)
+    assert cut_pieces(path)[0] is None and cut_pieces(path)[1] is not None
+    url = "https://hooks.example.com/services/" + _random(rng, 24)
+    assert cut_pieces(url)[0] is None
+    assert cut_pieces("correct-horse-battery-staple-tree") == (None, None)
+    assert cut_pieces("-----BEGIN KEY-----\n" + _random(rng, 40) + "\n-----END KEY-----") == (
+        None,
+        None,
+    )
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_pieces_on_raw_lines_plain_and_escaped(engine: str) -> None:
+    """The literal search names a line holding only a piece, raw or JSON-escaped twice (a JSON
+    document printed in a string), and the record's copies place it."""
+    rng = random.Random(16)
+    key = _random(rng, 20) + "/" + _random(rng, 19)
+    index = _index(engine, (key, INFO))
+    line_a = json.dumps({"a": f"err {key[:24]}"}).encode()
+    line_b = json.dumps({"b": json.dumps({"k": key[-22:]})}).encode()
+    data = b"\n".join([b'{"n": 1}', line_a, line_b, b'{"n": 2}']) + b"\n"
+    found = index.line_candidates(data)
+    assert [data[s:e] for s, e, _ in found] == [line_a, line_b]
+    pieces = []
+    for s, e, numbers in found:
+        record = json.loads(data[s:e])
+        [copy] = kv.record_copies(record, index, numbers)
+        pieces.append(next(iter(record.values()))[copy.start : copy.end])
+    assert pieces == [key[:24], key[-22:]]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_redaction_settles(engine: str) -> None:
+    """Redacting leaves no copy behind: a second pass changes nothing, and no placeholder is
+    read as a piece."""
+    rng = random.Random(17)
+    token, key = PREFIX + _random(rng, 36), _random(rng, 40)
+    index = _index(engine, (token, TOKEN_INFO), (key, INFO))
+    text = " | ".join(
+        [token, token[:30], key[14:], f"{key[:20]}\n{key[20:]}", f"{key[:20]}...", key + token[:20]]
+    )
+    once = index.redact(text, SCOPE)
+    assert index.text_copies(once, SCOPE) == [] and index.redact(once, SCOPE) == once
+    for value in (token, key):
+        body = value.removeprefix(PREFIX)
+        assert all(body[i : i + 12] not in once for i in range(len(body) - 11))
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_bounded_on_huge_values_and_many_pieces(engine: str) -> None:
+    rng = random.Random(18)
+    huge = base64.b64encode(rng.randbytes(3 << 20)).decode()  # 4 MB
+    key = _random(rng, 40)
+    index = _index(engine, (huge, INFO), (key, INFO))
+    half = len(huge) // 2
+    text = f"a {huge[:half]}\n{huge[half:]} z"
+    assert [(s, e) for s, e, _ in index.find(text, [0])] == [
+        (2, 2 + half),
+        (3 + half, len(text) - 2),
+    ]
+    many = " ".join([key[:20], key[-20:]] * 3000)
+    assert len(index.find(many, [1])) == 6000
+
+
+def test_engines_agree_on_pieces() -> None:
+    if len(ENGINES) < 2:
+        pytest.skip("hyperscan is not installed")
+    rng = random.Random(19)
+    values = [_random(rng, rng.randint(20, 60)) for _ in range(40)]
+    words = []
+    for _ in range(2000):
+        value = rng.choice(values)
+        words.append(
+            rng.choice(
+                [value[: rng.randint(16, 19)], value[-rng.randint(16, 19) :], _random(rng, 30)]
+            )
+        )
+    data = "\n".join(" ".join(words[i : i + 5]) for i in range(0, 2000, 5)).encode() + b"\n"
+    python, hyper = (_index(engine, *((v, INFO) for v in values)) for engine in ENGINES)
+    assert python.line_candidates(data) == hyper.line_candidates(data)
