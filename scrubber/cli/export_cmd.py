@@ -96,7 +96,12 @@ def export_command(
     )
     result = run_export(request, scanner, prefilter_engine(common.env()))
     if target is None:
-        sys.stdout.buffer.write(result.content)
+        # A stdout without a byte layer (an embedding program, a test's capture) gets text.
+        binary = getattr(sys.stdout, "buffer", None)
+        if binary is not None:
+            binary.write(result.content)
+        else:
+            sys.stdout.write(result.content.decode("utf-8", "replace"))
         sys.stdout.flush()
     else:
         write_export(target, result.content)

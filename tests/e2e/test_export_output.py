@@ -55,6 +55,13 @@ def test_dash_is_stdout_and_no_file_named_dash(box: Sandbox) -> None:
     assert not (box.root / "-").exists()
 
 
+def test_stdout_without_a_byte_layer_gets_the_text(run: Callable[..., CliResult]) -> None:
+    # A program that embeds scrub (or a capture like this one) may give a text-only stdout.
+    done = run()
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("# checkout-500\n") and "Traceback" not in done.stderr
+
+
 def test_an_existing_file_needs_force_and_is_then_replaced_privately(
     box: Sandbox, run: Callable[..., CliResult]
 ) -> None:
