@@ -19,8 +19,9 @@ read again by a detector and no half of a secret stays beside one.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 from scrubber.detection.known_values import MIN_LENGTH, KnownValues, Scope
 from scrubber.detection.placeholder import PLACEHOLDER_RE, make_placeholder
@@ -125,7 +126,9 @@ class ProjectNames:
         # Word by word first (a detector may take `-home-u-ghp_…` for one word), then whole.
         # Dashes made spaces keep every position, so both spans are spans of `name`.
         for text in (_words(name), name):
-            spans += [(f.hit.start, f.hit.end, f.placeholder) for f in self._scanner.scan_text(text)]
+            spans += [
+                (f.hit.start, f.hit.end, f.placeholder) for f in self._scanner.scan_text(text)
+            ]
         values = list(self._values_of(scope))
         for cwd in cwds:
             found = self._in_cwd(cwd, values)
@@ -154,9 +157,7 @@ class ProjectNames:
             if scope is None or scope in scopes:
                 yield NamedValue(value, make_placeholder(info.kind, info.fingerprint))
 
-    def _in_cwd(
-        self, cwd: str, values: list[NamedValue]
-    ) -> list[tuple[int, int, NamedValue]]:
+    def _in_cwd(self, cwd: str, values: list[NamedValue]) -> list[tuple[int, int, NamedValue]]:
         """Where the cwd holds a secret: the detectors' finds and the known values' copies."""
         found = [
             (f.hit.start, f.hit.end, NamedValue(cwd[f.hit.start : f.hit.end], f.placeholder))
@@ -177,3 +178,9 @@ def project_name_shown(
 ) -> str:
     """One name, shown (see `ProjectNames.shown`); for many, keep a `ProjectNames`."""
     return ProjectNames(scanner, known).shown(name, scope, cwds)
+
+
+def path_shown(path: Path | str, shown: Mapping[str, str]) -> str:
+    """`path` with each part that is a project folder's name (a key of `shown`) as shown."""
+    parts = Path(path).parts
+    return str(Path(*(shown.get(part, part) for part in parts))) if parts else str(path)

@@ -328,9 +328,7 @@ def audit_file(
     return scanned.audit
 
 
-def permission_warnings(
-    files: Iterable[Path], show: Callable[[Path], str] = str
-) -> list[str]:
+def permission_warnings(files: Iterable[Path], show: Callable[[Path], str] = str) -> list[str]:
     """Transcript files and their folders readable by group or others, each named by `show`
     (a project folder's name can hold a token).
 

@@ -31,8 +31,8 @@ from scrubber.export.conversation import Redaction, read_conversation, redaction
 from scrubber.export.html import render_html
 from scrubber.export.markdown import Header, render_markdown
 from scrubber.paths import projects_dir
-from scrubber.redaction.project_name import ProjectNames
 from scrubber.policy.model import ThinkingMode
+from scrubber.redaction.project_name import ProjectNames
 from scrubber.transcript.metadata import read_metadata
 from scrubber.transcript.sessions import SessionInfo, find_session
 from scrubber.usecases.redact import redact_copies

@@ -101,8 +101,9 @@ def _project_shown(cache: Mapping[str, Any], info: SessionInfo, names: ProjectNa
     they find in the session's cwd (redaction/project_name.py)."""
     item = cache.get(info.id)
     audited = item.get("project_shown") if isinstance(item, dict) else None
-    planted = not isinstance(audited, str) or not audited or not audited.isprintable()
-    name = info.project if planted else audited
+    # Our own state, but possibly planted: only a printable name stands in for the folder's.
+    name = audited if isinstance(audited, str) and audited and audited.isprintable() else None
+    name = name or info.project
     return names.shown(name, info.id, (info.cwd,) if info.cwd else ())
 
 
