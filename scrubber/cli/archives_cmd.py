@@ -155,9 +155,13 @@ def _register_list(archives: typer.Typer) -> None:
             list_bucket(policy_path, session, host, all_hosts, output_format)
             return
         root = archives_root(directory, policy_path)
-        scanner = build_scanner(common.policy(policy_path).policy, common.scrub_home())
+        home = common.scrub_home()
         listing = list_archives_shown(
-            root, config_dir=common.config_dir(), scanner=scanner, sessions=tuple(session or ())
+            root,
+            config_dir=common.config_dir(),
+            home=home,
+            scanner=build_scanner(common.policy(policy_path).policy, home),
+            sessions=tuple(session or ()),
         )
         entries = listing.entries
         if output_format is OutputFormat.json:

@@ -188,6 +188,7 @@ def search_command(
             project,
             request.config_dir,
             scanner,
+            home=home,
             since_given=moment is not None,
             listed=_SHOWN_PROJECTS,
         )

@@ -393,9 +393,13 @@ def archive_sessions(
     # What a killed run left (issue 11): its temp files and staging, never a live run's.
     remove_leftovers(home, archives=target)
     outcomes: list[ArchiveOutcome] = []
+    from scrubber.usecases.audit import audited_projects
+
     names = ProjectNames(scanner or _scanner(policy, home))
+    audited = audited_projects(home)
     for session in sessions:
-        shown = names.shown(session.project, session.id, (session.cwd,) if session.cwd else ())
+        cwds = (session.cwd,) if session.cwd else ()
+        shown = names.shown(audited.get(session.id) or session.project, session.id, cwds)
         try:
             written = archive_session(
                 session,

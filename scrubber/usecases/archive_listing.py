@@ -26,14 +26,14 @@ from scrubber.transcript.sessions import discover
 class ArchiveListing:
     root: Path
     entries: tuple[ArchiveEntry, ...]
-    # Each project folder's name as shown, by its name.
-    projects_shown: Mapping[str, str] = field(default_factory=dict)
+    # Each archive's project folder name as shown, by its (project, session id).
+    projects_shown: Mapping[tuple[str, str], str] = field(default_factory=dict)
 
     def project(self, entry: ArchiveEntry) -> str:
-        return self.projects_shown.get(entry.project, entry.project)
+        return self.projects_shown.get((entry.project, entry.session_id), entry.project)
 
     def path(self, entry: ArchiveEntry) -> str:
-        return path_shown(entry.path, self.projects_shown)
+        return path_shown(entry.path, {entry.project: self.project(entry)})
 
 
 def live_cwds(config_dir: Path, projects: Iterable[str]) -> dict[str, list[str]]:
@@ -52,10 +52,18 @@ def live_cwds(config_dir: Path, projects: Iterable[str]) -> dict[str, list[str]]
 
 
 def list_archives_shown(
-    root: Path, *, config_dir: Path, scanner: SecretScanner, sessions: Sequence[str] = ()
+    root: Path,
+    *,
+    config_dir: Path,
+    home: Path,
+    scanner: SecretScanner,
+    sessions: Sequence[str] = (),
 ) -> ArchiveListing:
     """The archives under `root` (of the sessions whose ids start with one of `sessions`,
-    when given), with their project folders shown."""
+    when given), with their project folders shown: as the last audit showed the session's
+    (it knew the values of its side files), cleaned again with what the detectors find."""
+    from scrubber.usecases.audit import audited_projects
+
     entries = list_archives(root)
     if sessions:
         entries = [e for e in entries if e.session_id.startswith(tuple(sessions))]
@@ -65,5 +73,11 @@ def list_archives_shown(
         if isinstance(kept, str) and kept:
             cwds.setdefault(entry.project, []).append(kept)
     names = ProjectNames(scanner)
-    shown = {e.project: names.shown(e.project, None, cwds.get(e.project, ())) for e in entries}
+    audited = audited_projects(home)
+    shown = {
+        (e.project, e.session_id): names.shown(
+            audited.get(e.session_id) or e.project, None, cwds.get(e.project, ())
+        )
+        for e in entries
+    }
     return ArchiveListing(root, tuple(entries), shown)

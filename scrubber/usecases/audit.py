@@ -417,3 +417,23 @@ def update_audit_cache(home: Path, report: AuditReport) -> None:
         atomic_write(path, [json.dumps(data).encode()], mode=0o600)
     except OSError:
         return
+
+
+def audited_projects(home: Path) -> dict[str, str]:
+    """The project folder of each session as the last audit showed it, by session id: the
+    audit knew the values of the session's side files too, which commands that scan nothing
+    (`scrub sessions`, a listing of archives or of projects) cannot know. Our own state, but
+    possibly planted: only printable names are taken."""
+    try:
+        data = json.loads((paths.state_dir(home) / AUDIT_CACHE_NAME).read_bytes())
+    except (OSError, ValueError):
+        return {}
+    sessions = data.get("sessions") if isinstance(data, dict) else None
+    if not isinstance(sessions, dict):
+        return {}
+    shown: dict[str, str] = {}
+    for sid, item in sessions.items():
+        name = item.get("project_shown") if isinstance(item, dict) else None
+        if isinstance(sid, str) and isinstance(name, str) and name and name.isprintable():
+            shown[sid] = name
+    return shown

@@ -346,13 +346,21 @@ def archived_sessions(
 
 
 def refuse_unknown_project(
-    project: str, config_dir: Path, scanner: SecretScanner, *, since_given: bool, listed: int
+    project: str,
+    config_dir: Path,
+    scanner: SecretScanner,
+    *,
+    home: Path,
+    since_given: bool,
+    listed: int,
 ) -> None:
     """A --project that names no session is a usage error (a typo is not "no hits"), as for
     audit; with --since, the sessions it left out still count as known. The hint lists the
     first `listed` project folders, each shown as every report shows it (a folder is named
-    after the cwd, which can hold a token: redaction/project_name.py, with what the detectors
-    find in each session's cwd, read from its transcript)."""
+    after the cwd, which can hold a token: redaction/project_name.py): as the last audit
+    showed it, cleaned again with what the detectors find in each session's cwd."""
+    from scrubber.usecases.audit import audited_projects
+
     live = live_sessions(config_dir)
     if since_given and any(session.in_project(project) for session in live):
         return
@@ -363,14 +371,17 @@ def refuse_unknown_project(
         )
     known = sorted({session.project for session in live})
     names = ProjectNames(scanner)
+    audited = audited_projects(home)
     shown: list[str] = []
     for name in known[:listed]:
-        cwds = []
+        cwds: list[str] = []
+        form = name
         for session in live:
             if session.project == name:
+                form = audited.get(session.session_id, form)
                 with contextlib.suppress(OSError):
                     cwds.append(session.described().cwd or "")
-        shown.append(printable(names.shown(name, None, cwds)))
+        shown.append(printable(names.shown(form, None, cwds)))
     more = f" and {len(known) - listed} more" if len(known) > listed else ""
     raise UsageError(
         f"no session matches --project {project}",

@@ -95,15 +95,11 @@ def _secrets(cache: Mapping[str, Any], info: SessionInfo) -> int | None:
     return count if fresh and isinstance(count, int) else None
 
 
-def _project_shown(cache: Mapping[str, Any], info: SessionInfo, names: ProjectNames) -> str:
-    """The project folder's name, shown: what the last audit showed for the session (it knew
+def _project_shown(audited: Mapping[str, str], info: SessionInfo, names: ProjectNames) -> str:
+    """The project folder's name, shown: as the last audit showed it for the session (it knew
     the values of the session's side files too), cleaned again with the detectors and what
     they find in the session's cwd (redaction/project_name.py)."""
-    item = cache.get(info.id)
-    audited = item.get("project_shown") if isinstance(item, dict) else None
-    # Our own state, but possibly planted: only a printable name stands in for the folder's.
-    name = audited if isinstance(audited, str) and audited and audited.isprintable() else None
-    name = name or info.project
+    name = audited.get(info.id) or info.project
     return names.shown(name, info.id, (info.cwd,) if info.cwd else ())
 
 
@@ -165,7 +161,10 @@ def list_sessions(
     }
     cache = _audit_cache(facts.home)
     titles = Titles(facts.loaded.policy, facts.home)
+    from scrubber.usecases.audit import audited_projects
+
     names = ProjectNames(build_scanner(facts.loaded.policy, facts.home, facts.env))
+    audited = audited_projects(facts.home)
     waiting = waiting_uploads(facts.home)
     # A job names <archives>/<project>/<session-id>/<file>.
     waiting_for = {(j.archive.parent.parent.name, j.archive.parent.name) for j in waiting}
@@ -183,7 +182,7 @@ def list_sessions(
                 archived,
                 _secrets(cache, info),
                 (info.project, info.id) in waiting_for,
-                _project_shown(cache, info, names),
+                _project_shown(audited, info, names),
             )
         )
     taken_over = sweep_periods is not None and sweep_periods.default >= TAKE_OVER_DAYS
