@@ -122,13 +122,8 @@ class ProjectNames:
         return done
 
     def _clean(self, name: str, scope: Scope | None, cwds: tuple[str, ...]) -> str:
-        spans: list[tuple[int, int, str]] = []
-        # Word by word first (a detector may take `-home-u-ghp_…` for one word), then whole.
-        # Dashes made spaces keep every position, so both spans are spans of `name`.
-        for text in (_words(name), name):
-            spans += [
-                (f.hit.start, f.hit.end, f.placeholder) for f in self._scanner.scan_text(text)
-            ]
+        # Dashes made spaces keep every position: these are spans of `name`.
+        spans = self._found(_words(name), name)
         values = list(self._values_of(scope))
         for cwd in cwds:
             found = self._in_cwd(cwd, values)
@@ -150,6 +145,19 @@ class ProjectNames:
         pieces.append(name[cursor:])
         return "".join(pieces)
 
+    def _found(self, by_words: str, whole: str) -> list[tuple[int, int, str]]:
+        """What the detectors find word by word (`by_words`: `whole` with its separators made
+        spaces, same length), then in the whole text where no word's find is: a detector may
+        take all of `-home-u-ghp_…` for one value, and the readable part would go with it; a
+        value that holds separators (a key with `/`) is found whole."""
+        words = [(f.hit.start, f.hit.end, f.placeholder) for f in self._scanner.scan_text(by_words)]
+        wholes = [
+            (f.hit.start, f.hit.end, f.placeholder)
+            for f in self._scanner.scan_text(whole)
+            if not any(f.hit.start < end and start < f.hit.end for start, end, _ in words)
+        ]
+        return words + wholes
+
     def _values_of(self, scope: Scope | None) -> Iterator[NamedValue]:
         if self._known is None:
             return
@@ -160,8 +168,8 @@ class ProjectNames:
     def _in_cwd(self, cwd: str, values: list[NamedValue]) -> list[tuple[int, int, NamedValue]]:
         """Where the cwd holds a secret: the detectors' finds and the known values' copies."""
         found = [
-            (f.hit.start, f.hit.end, NamedValue(cwd[f.hit.start : f.hit.end], f.placeholder))
-            for f in self._scanner.scan_text(cwd)
+            (start, end, NamedValue(cwd[start:end], placeholder))
+            for start, end, placeholder in self._found(cwd.replace("/", " "), cwd)
         ]
         for named in values:
             found += [(s, e, named) for s, e in _occurrences(cwd, named.value)]
