@@ -188,7 +188,8 @@ def _show_project(result: FileAudit, names: ProjectNames, values_known: bool) ->
     if not target.project or (result.shown_path is not None and not values_known):
         return
     scope = None if target.role == "history" else scope_of(target.session_id, target.path)
-    result.shown_project = names.shown(target.project, scope)
+    # From what the cache showed: an unchanged session's values are not among those known now.
+    result.shown_project = names.shown(result.shown_project or target.project, scope)
     result.shown_path = None
 
 
