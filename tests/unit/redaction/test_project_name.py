@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from scrubber.demo import fake_aws_secret_key, fake_github_token
 from scrubber.detection.known_values import KnownValues, ValueInfo
 from scrubber.detection.registry import build_scanner
 from scrubber.detection.scan import SecretScanner
-from scrubber.demo import fake_aws_secret_key, fake_github_token
 from scrubber.policy.model import Policy
 from scrubber.redaction.project_name import ProjectNames, folder_form, path_shown
 
