@@ -11,7 +11,7 @@ from typing import Annotated, Any
 import typer
 
 from scrubber.archive.age import Identity
-from scrubber.archive.layout import ArchiveEntry, key_needed, list_archives
+from scrubber.archive.layout import ArchiveEntry, key_needed
 from scrubber.archive.s3_queue import read_receipt
 from scrubber.archive.verify import verify_archive
 from scrubber.cli import common
@@ -225,45 +225,59 @@ def _register_verify(archives: typer.Typer) -> None:
         if remote or host or all_hosts:
             verify_bucket(policy_path, identities, host, all_hosts, output_format)
             return
-        targets: list[Path] = []
+        # (the archive, how it is named: a file named here as given, a listed one with its
+        # project folder as every report shows it)
+        targets: list[tuple[Path, str]] = []
         if paths_:
             for path in paths_:
                 if path.is_dir():
-                    targets.extend(e.path for e in list_archives(path))
+                    targets.extend(_listed(path, policy_path))
                 else:
-                    targets.append(path)
+                    targets.append((path, str(path)))
         else:
             root = archives_root(directory, policy_path)
-            targets = [e.path for e in list_archives(root)]
+            targets = _listed(root, policy_path)
             if not targets:
                 typer.echo(f"no archives in {root}")
                 return
         _verify_files(targets, identities, output_format)
 
 
+def _listed(root: Path, policy_path: Path | None) -> list[tuple[Path, str]]:
+    home = common.scrub_home()
+    listing = list_archives_shown(
+        root,
+        config_dir=common.config_dir(),
+        home=home,
+        scanner=build_scanner(common.policy(policy_path).policy, home),
+    )
+    return [(entry.path, listing.path(entry)) for entry in listing.entries]
+
+
 def _verify_files(
-    targets: list[Path], identities: list[Identity], output_format: OutputFormat
+    targets: list[tuple[Path, str]], identities: list[Identity], output_format: OutputFormat
 ) -> None:
     errors: list[ScrubberError] = []
     results: list[dict[str, Any]] = []
-    for path in targets:
+    for path, shown in targets:
         try:
             report = verify_archive(path, identities)
         except ScrubberError as error:
             errors.append(error)
-            results.append({"path": str(path), "ok": False, "error": error.message})
+            message = error.message.replace(str(path), shown)  # it may name the file
+            results.append({"path": shown, "ok": False, "error": message})
             if output_format is OutputFormat.text:
-                typer.echo(f"FAILED  {path}: {error.message}")
+                typer.echo(f"FAILED  {shown}: {message}")
             continue
         level = "full" if report.full else "keyless"
-        results.append({"path": str(path), "ok": True, "level": level})
+        results.append({"path": shown, "ok": True, "level": level})
         if output_format is OutputFormat.text:
             what = (
                 "decrypted, every file matches the manifest"
                 if report.full
                 else "header, recipients and SHA-256 match the sidecar"
             )
-            typer.echo(f"ok      {path}  ({level}: {what})")
+            typer.echo(f"ok      {shown}  ({level}: {what})")
     if output_format is OutputFormat.json:
         typer.echo(
             json.dumps({"schema": "scrubber.archives-verify/1", "results": results}, indent=2)

@@ -144,6 +144,9 @@ def test_no_piece_of_a_secret_in_a_cwd_shows_in_any_project_folder_shown(
         shown[f"archives list {fmt}"] = _run(
             scrub_cli, "archives", "list", "--format", fmt, codes=(0,)
         )
+        shown[f"archives verify {fmt}"] = _run(
+            scrub_cli, "archives", "verify", "-i", str(key), "--format", fmt, codes=(0,)
+        )
         shown[f"search --archives {fmt}"] = _run(
             scrub_cli, "search", "deploy", "--archives", "-i", str(key), "--format", fmt,
             codes=(0,),
