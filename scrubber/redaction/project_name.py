@@ -176,18 +176,6 @@ class ProjectNames:
         return found
 
 
-def project_name_shown(
-    name: str,
-    scanner: SecretScanner,
-    *,
-    known: KnownValues | None = None,
-    scope: Scope | None = None,
-    cwds: Iterable[str] = (),
-) -> str:
-    """One name, shown (see `ProjectNames.shown`); for many, keep a `ProjectNames`."""
-    return ProjectNames(scanner, known).shown(name, scope, cwds)
-
-
 def path_shown(path: Path | str, shown: Mapping[str, str]) -> str:
     """`path` with each part that is a project folder's name (a key of `shown`) as shown."""
     parts = Path(path).parts
