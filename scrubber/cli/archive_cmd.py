@@ -296,12 +296,12 @@ def _print_archive_run(outcomes: Sequence[ArchiveOutcome], output_format: Output
         for outcome in outcomes:
             item: dict[str, Any] = {
                 "session_id": outcome.session.id,
-                "project": outcome.session.project,
+                "project": outcome.project_shown or outcome.session.project,
             }
             if outcome.written is not None:
                 written = outcome.written
                 item["status"] = "archived" if written.created else "unchanged"
-                item["path"] = str(written.entry.path)
+                item["path"] = outcome.path_shown
                 item["size"] = written.entry.sidecar.size if written.entry.sidecar else None
                 item["encrypted"] = written.entry.encrypted
                 item["redacted"] = written.manifest.redacted
@@ -316,7 +316,7 @@ def _print_archive_run(outcomes: Sequence[ArchiveOutcome], output_format: Output
         typer.echo(json.dumps({"schema": "scrubber.archive-run/1", "archives": items}, indent=2))
     else:
         for outcome in outcomes:
-            name = f"{outcome.session.project}/{outcome.session.id}"
+            name = f"{outcome.project_shown or outcome.session.project}/{outcome.session.id}"
             error = outcome.error
             if error is not None:
                 sys.stderr.write(f"scrub: failed: {name}: {error.message}\n")
@@ -328,7 +328,7 @@ def _print_archive_run(outcomes: Sequence[ArchiveOutcome], output_format: Output
                 continue
             manifest = done.manifest
             if not done.created:
-                typer.echo(f"unchanged  {name}: already archived at {done.entry.path}")
+                typer.echo(f"unchanged  {name}: already archived at {outcome.path_shown}")
                 continue
             how = (
                 "in clear"
@@ -341,12 +341,12 @@ def _print_archive_run(outcomes: Sequence[ArchiveOutcome], output_format: Output
                 how = "redacted, " + how
             size = done.entry.sidecar.size if done.entry.sidecar else 0
             typer.echo(
-                f"archived   {name} -> {done.entry.path}  "
+                f"archived   {name} -> {outcome.path_shown}  "
                 f"({common.plural(len(manifest.files), 'file')}, {human_bytes(manifest.total_size)} -> "
                 f"{human_bytes(size)}, {how})"
             )
         for outcome in outcomes:
             if outcome.upload_queued:
                 print_upload(
-                    outcome.upload, outcome.written.entry.path if outcome.written else None
+                    outcome.upload, Path(outcome.path_shown) if outcome.path_shown else None
                 )

@@ -11,9 +11,10 @@ from typing import Annotated, Any
 import typer
 
 from scrubber.archive.age import Identity
-from scrubber.archive.layout import ArchiveEntry, key_needed, list_archives
+from scrubber.archive.layout import ArchiveEntry, key_needed
 from scrubber.archive.s3_queue import read_receipt
 from scrubber.archive.verify import verify_archive
+from scrubber.cli import common
 from scrubber.cli.archive_common import (
     OutputFormat,
     archives_root,
@@ -30,15 +31,17 @@ from scrubber.cli.archives_s3 import (
     verify_bucket,
 )
 from scrubber.cli.common import PolicyOption
+from scrubber.detection.registry import build_scanner
 from scrubber.errors import ScrubberError
+from scrubber.usecases.archive_listing import ArchiveListing, list_archives_shown
 
 
-def _entry_json(entry: ArchiveEntry) -> dict[str, Any]:
+def _entry_json(entry: ArchiveEntry, listing: ArchiveListing) -> dict[str, Any]:
     sidecar = entry.sidecar
     last = entry.last_timestamp
     item: dict[str, Any] = {
-        "path": str(entry.path),
-        "project": entry.project,
+        "path": listing.path(entry),
+        "project": listing.project(entry),
         "session_id": entry.session_id,
         "version": entry.version,
         "last_timestamp": last.isoformat() if last else None,
@@ -68,7 +71,7 @@ def _entry_json(entry: ArchiveEntry) -> dict[str, Any]:
     return item
 
 
-def _entry_line(entry: ArchiveEntry) -> str:
+def _entry_line(entry: ArchiveEntry, listing: ArchiveListing) -> str:
     last = entry.last_timestamp
     when = last.astimezone(UTC).strftime("%Y-%m-%d %H:%M") if last else "?"
     sidecar = entry.sidecar
@@ -89,8 +92,8 @@ def _entry_line(entry: ArchiveEntry) -> str:
     # Which key opens it (issue 14): the fingerprints `scrub keygen -y KEY` prints.
     opens = f"  (opens with {key_needed(entry)})" if entry.encrypted else ""
     return (
-        f"{when}  {size:>9}  {kind:<18} {entry.project}/{entry.session_id}{title}{problem}\n"
-        f"    {entry.path}{opens}"
+        f"{when}  {size:>9}  {kind:<18} {listing.project(entry)}/{entry.session_id}{title}"
+        f"{problem}\n    {listing.path(entry)}{opens}"
     )
 
 
@@ -152,14 +155,20 @@ def _register_list(archives: typer.Typer) -> None:
             list_bucket(policy_path, session, host, all_hosts, output_format)
             return
         root = archives_root(directory, policy_path)
-        entries = list_archives(root)
-        if session:
-            entries = [e for e in entries if e.session_id.startswith(tuple(session))]
+        home = common.scrub_home()
+        listing = list_archives_shown(
+            root,
+            config_dir=common.config_dir(),
+            home=home,
+            scanner=build_scanner(common.policy(policy_path).policy, home),
+            sessions=tuple(session or ()),
+        )
+        entries = listing.entries
         if output_format is OutputFormat.json:
             payload = {
                 "schema": "scrubber.archives/1",
                 "root": str(root),
-                "archives": [_entry_json(e) for e in entries],
+                "archives": [_entry_json(e, listing) for e in entries],
             }
             typer.echo(json.dumps(payload, indent=2, ensure_ascii=False))
             return
@@ -167,7 +176,7 @@ def _register_list(archives: typer.Typer) -> None:
             typer.echo(f"no archives in {root}")
             return
         for entry in entries:
-            typer.echo(_entry_line(entry))
+            typer.echo(_entry_line(entry, listing))
         typer.echo(f"{len(entries)} archive(s) in {root}")
 
 
@@ -216,45 +225,59 @@ def _register_verify(archives: typer.Typer) -> None:
         if remote or host or all_hosts:
             verify_bucket(policy_path, identities, host, all_hosts, output_format)
             return
-        targets: list[Path] = []
+        # (the archive, how it is named: a file named here as given, a listed one with its
+        # project folder as every report shows it)
+        targets: list[tuple[Path, str]] = []
         if paths_:
             for path in paths_:
                 if path.is_dir():
-                    targets.extend(e.path for e in list_archives(path))
+                    targets.extend(_listed(path, policy_path))
                 else:
-                    targets.append(path)
+                    targets.append((path, str(path)))
         else:
             root = archives_root(directory, policy_path)
-            targets = [e.path for e in list_archives(root)]
+            targets = _listed(root, policy_path)
             if not targets:
                 typer.echo(f"no archives in {root}")
                 return
         _verify_files(targets, identities, output_format)
 
 
+def _listed(root: Path, policy_path: Path | None) -> list[tuple[Path, str]]:
+    home = common.scrub_home()
+    listing = list_archives_shown(
+        root,
+        config_dir=common.config_dir(),
+        home=home,
+        scanner=build_scanner(common.policy(policy_path).policy, home),
+    )
+    return [(entry.path, listing.path(entry)) for entry in listing.entries]
+
+
 def _verify_files(
-    targets: list[Path], identities: list[Identity], output_format: OutputFormat
+    targets: list[tuple[Path, str]], identities: list[Identity], output_format: OutputFormat
 ) -> None:
     errors: list[ScrubberError] = []
     results: list[dict[str, Any]] = []
-    for path in targets:
+    for path, shown in targets:
         try:
             report = verify_archive(path, identities)
         except ScrubberError as error:
             errors.append(error)
-            results.append({"path": str(path), "ok": False, "error": error.message})
+            message = error.message.replace(str(path), shown)  # it may name the file
+            results.append({"path": shown, "ok": False, "error": message})
             if output_format is OutputFormat.text:
-                typer.echo(f"FAILED  {path}: {error.message}")
+                typer.echo(f"FAILED  {shown}: {message}")
             continue
         level = "full" if report.full else "keyless"
-        results.append({"path": str(path), "ok": True, "level": level})
+        results.append({"path": shown, "ok": True, "level": level})
         if output_format is OutputFormat.text:
             what = (
                 "decrypted, every file matches the manifest"
                 if report.full
                 else "header, recipients and SHA-256 match the sidecar"
             )
-            typer.echo(f"ok      {path}  ({level}: {what})")
+            typer.echo(f"ok      {shown}  ({level}: {what})")
     if output_format is OutputFormat.json:
         typer.echo(
             json.dumps({"schema": "scrubber.archives-verify/1", "results": results}, indent=2)

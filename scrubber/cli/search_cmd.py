@@ -25,7 +25,7 @@ from scrubber.usecases.durations import DURATION_HELP, parse_moment
 from scrubber.usecases.search import PER_SESSION, SearchHit, SearchRequest, SearchResult, run_search
 from scrubber.usecases.search_pattern import compile_pattern
 from scrubber.usecases.search_places import SearchScope
-from scrubber.usecases.search_sources import live_sessions
+from scrubber.usecases.search_sources import refuse_unknown_project
 
 _SHOWN_PROJECTS = 5
 
@@ -184,7 +184,14 @@ def search_command(
     # In a child that Ctrl-C kills at once, with its workers, even in the middle of a match.
     result = killable.run_killable(lambda: run_search(request, scanner, engine, env=env))
     if project is not None and result.sessions == 0:
-        _refuse_unknown_project(project, request.config_dir, since_given=moment is not None)
+        refuse_unknown_project(
+            project,
+            request.config_dir,
+            scanner,
+            home=home,
+            since_given=moment is not None,
+            listed=_SHOWN_PROJECTS,
+        )
     _render(result, limit, output_format)
 
 
@@ -214,23 +221,6 @@ def _render(result: SearchResult, limit: int, output_format: FormatChoice) -> No
         # that is no error. Point stdout at /dev/null so the exit-time flush stays quiet.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         raise typer.Exit(0) from None
-
-
-def _refuse_unknown_project(project: str, config_dir: Path, *, since_given: bool) -> None:
-    """A --project that names no session is a usage error (a typo is not "no hits"), as for
-    audit; with --since, the sessions it left out still count as known."""
-    live = live_sessions(config_dir)
-    if since_given and any(session.in_project(project) for session in live):
-        return
-    known = sorted({session.project for session in live})
-    shown = ", ".join(known[:_SHOWN_PROJECTS])
-    more = f" and {len(known) - _SHOWN_PROJECTS} more" if len(known) > _SHOWN_PROJECTS else ""
-    raise UsageError(
-        f"no session matches --project {project}",
-        hint=f"known projects: {shown}{more} (scrub sessions lists them)"
-        if known
-        else "there is no session in the config directory",
-    )
 
 
 def _iso(moment: datetime | None) -> str | None:

@@ -44,6 +44,7 @@ from scrubber.archive.leftovers import remove_leftovers, staging_folder
 from scrubber.archive.write import WrittenArchive, check_destination, write_archive
 from scrubber.errors import InputError, KeyMaterialError, ScrubberError, UsageError
 from scrubber.policy.model import ManifestField, Policy
+from scrubber.redaction.project_name import ProjectNames, path_shown
 from scrubber.transcript.sessions import SessionInfo, discover, find_session
 
 if TYPE_CHECKING:
@@ -350,6 +351,16 @@ class ArchiveOutcome:
     # With an s3:// destination: the upload's outcome, or None when it was only queued.
     upload: PushOutcome | None = None
     upload_queued: bool = False
+    # The project folder's name as shown (redaction/project_name.py: named after the cwd,
+    # which can hold a token); "" until set.
+    project_shown: str = ""
+
+    @property
+    def path_shown(self) -> str | None:
+        """The archive written, its project folder as shown."""
+        if self.written is None:
+            return None
+        return path_shown(self.written.entry.path, {self.session.project: self.project_shown})
 
 
 def archive_sessions(
@@ -382,7 +393,13 @@ def archive_sessions(
     # What a killed run left (issue 11): its temp files and staging, never a live run's.
     remove_leftovers(home, archives=target)
     outcomes: list[ArchiveOutcome] = []
+    from scrubber.usecases.audit import audited_projects
+
+    names = ProjectNames(scanner or _scanner(policy, home))
+    audited = audited_projects(home)
     for session in sessions:
+        cwds = (session.cwd,) if session.cwd else ()
+        shown = names.shown(audited.get(session.id) or session.project, session.id, cwds)
         try:
             written = archive_session(
                 session,
@@ -396,9 +413,9 @@ def archive_sessions(
                 progress=progress,
             )
         except ScrubberError as error:
-            outcomes.append(ArchiveOutcome(session, error=error))
+            outcomes.append(ArchiveOutcome(session, error=error, project_shown=shown))
         else:
-            outcomes.append(ArchiveOutcome(session, written=written))
+            outcomes.append(ArchiveOutcome(session, written=written, project_shown=shown))
     if policy.archive.s3 is not None and destination is None:
         return _queue_and_upload(outcomes, policy, home, now, upload_env)
     return outcomes

@@ -16,12 +16,14 @@ from pathlib import Path
 
 from scrubber import paths
 from scrubber.detection.known_values import KnownValues, ValueIndex
+from scrubber.detection.placeholder import PLACEHOLDER_RE
 from scrubber.detection.registry import build_scanner
 from scrubber.detection.scan import SecretScanner
 from scrubber.durable import atomic_write
 from scrubber.errors import UsageError
 from scrubber.policy.model import Policy
-from scrubber.redaction.copies import FoundValue, remember
+from scrubber.redaction.copies import FoundValue, remember, scope_of
+from scrubber.redaction.project_name import ProjectNames
 from scrubber.usecases import parts
 from scrubber.usecases.audit_copies import POOL_MIN_BYTES, Shown, add_copies, redacted_calls
 from scrubber.usecases.audit_pool import ScanJob, scan_files
@@ -159,17 +161,60 @@ def audit(
     scans = [None if p.verdict is Verdict.FRESH else next(done) for p in planned]
     files = [merged_audit(p, s, scanner) for p, s in zip(planned, scans, strict=True)]
     dirty = dirty_groups(planned, cache, scanner)
-    index = (
-        _find_copies(planned, scans, files, dirty, scanner, env, pool_min_bytes) if dirty else None
+    known, index = (
+        _find_copies(planned, scans, files, dirty, scanner, env, pool_min_bytes)
+        if dirty
+        else (None, None)
     )
     shown = Shown(scanner, index)
+    names = ProjectNames(scanner, known)
     for result in files:
+        _show_project(result, names, index is not None)
         shown.redact_place(result)
     if cache is not None:
         _store(cache, planned, files, scans, dirty, scanner, index, complete)
     # Modes matter for what Claude Code wrote: transcripts (JSONL), not every file named.
-    warnings = permission_warnings(t.target.path for t in files if t.target.is_transcript)
+    warnings = permission_warnings(
+        (t.target.path for t in files if t.target.is_transcript), _shown_folders(files, names)
+    )
     return AuditReport(files, [shown.text(w, None) for w in warnings])
+
+
+def _show_project(result: FileAudit, names: ProjectNames, values_known: bool) -> None:
+    """The file's project folder as shown (redacted/project_name.py: a token in the cwd is in
+    the folder's name in its folder form, which matching a value as itself misses); its path
+    is then made again from it. What the cache showed stands while nothing new is known."""
+    target = result.target
+    if not target.project or (result.shown_path is not None and not values_known):
+        return
+    scope = None if target.role == "history" else scope_of(target.session_id, target.path)
+    # From what the cache showed: an unchanged session's values are not among those known now.
+    result.shown_project = names.shown(result.shown_project or target.project, scope)
+    result.shown_path = None
+
+
+def _shown_folders(files: Iterable[FileAudit], names: ProjectNames) -> Callable[[Path], str]:
+    """How a warning names a path: each project folder in it as its files show it, cleaned
+    again with the values of every session (a folder holds several, and any of their values
+    in its name is a secret); of the forms its sessions show, the one with least left in
+    clear (a warm audit knows no values: each form is what the cache showed)."""
+    shown: dict[str, str] = {}
+    for result in files:
+        project = result.target.project
+        if project:
+            form = names.shown(result.project_shown or project)
+            if project not in shown or _in_clear(form) < _in_clear(shown[project]):
+                shown[project] = form
+
+    def show(path: Path) -> str:
+        parts = [shown.get(p, p) for p in path.parts]
+        return str(Path(*parts)) if parts else str(path)
+
+    return show
+
+
+def _in_clear(name: str) -> int:
+    return sum(c.isalnum() for c in PLACEHOLDER_RE.sub("", name))
 
 
 def _find_copies(
@@ -180,11 +225,11 @@ def _find_copies(
     scanner: SecretScanner,
     env: Mapping[str, str] | None,
     pool_min_bytes: int,
-) -> ValueIndex | None:
+) -> tuple[KnownValues, ValueIndex | None]:
     """The findings by value in the sessions that are looked at again (all, without a cache):
     their values (found now, or read back where the cache says they are), then their copies.
     history.jsonl keeps the copies of the other sessions' values. Returns the values known
-    (None: none), to redact what is shown and cached with."""
+    and their index (None: none), to redact what is shown and cached with."""
     known = KnownValues()
     kinds = FirstKinds(files) if len(dirty) < len({p.group for p in planned}) else None
     looked_at: list[FileAudit] = []
@@ -216,7 +261,8 @@ def _find_copies(
                 result.title = scanner.redact_text(item.target.title)
         looked_at.append(result)
     processes = parts.worker_processes(env)
-    return add_copies(looked_at, known, env, processes=processes, pool_min_bytes=pool_min_bytes)
+    index = add_copies(looked_at, known, env, processes=processes, pool_min_bytes=pool_min_bytes)
+    return known, index
 
 
 def _values_of(
@@ -283,8 +329,9 @@ def audit_file(
     return scanned.audit
 
 
-def permission_warnings(files: Iterable[Path]) -> list[str]:
-    """Transcript files and their folders readable by group or others.
+def permission_warnings(files: Iterable[Path], show: Callable[[Path], str] = str) -> list[str]:
+    """Transcript files and their folders readable by group or others, each named by `show`
+    (a project folder's name can hold a token).
 
     Claude Code creates project folders 0755 (their names reveal working-directory paths), so
     open folders are summed up in one line rather than listed one by one.
@@ -311,11 +358,11 @@ def permission_warnings(files: Iterable[Path]) -> list[str]:
         if dmode & (stat.S_IROTH | stat.S_IXOTH | stat.S_IRGRP | stat.S_IXGRP):
             open_dirs.append(folder)
     for file, mode in open_files[:5]:
-        warnings.append(f"{file} is readable by {_who(mode)} (chmod 600 it)")
+        warnings.append(f"{show(file)} is readable by {_who(mode)} (chmod 600 it)")
     if len(open_files) > 5:
         warnings.append(f"… and {len(open_files) - 5} more transcripts readable by others")
     if open_dirs:
-        shown = ", ".join(str(d) for d in open_dirs[:3])
+        shown = ", ".join(show(d) for d in open_dirs[:3])
         more = f" and {len(open_dirs) - 3} more" if len(open_dirs) > 3 else ""
         warnings.append(
             f"{len(open_dirs)} folders holding transcripts are open to group or others: "
@@ -362,9 +409,32 @@ def update_audit_cache(home: Path, report: AuditReport) -> None:
             "transcript_size": transcript.size,
             "transcript_mtime_ns": transcript.mtime_ns,
             "distinct": len(distinct.get(sid, ())),
+            # As the audit showed it, with every value it knew in the session (side files'
+            # too): `scrub sessions` scans nothing, and shows the folder with these gone.
+            "project_shown": transcript.project_shown,
         }
     try:
         paths.ensure_private_dir(path.parent)
         atomic_write(path, [json.dumps(data).encode()], mode=0o600)
     except OSError:
         return
+
+
+def audited_projects(home: Path) -> dict[str, str]:
+    """The project folder of each session as the last audit showed it, by session id: the
+    audit knew the values of the session's side files too, which commands that scan nothing
+    (`scrub sessions`, a listing of archives or of projects) cannot know. Our own state, but
+    possibly planted: only printable names are taken."""
+    try:
+        data = json.loads((paths.state_dir(home) / AUDIT_CACHE_NAME).read_bytes())
+    except (OSError, ValueError):
+        return {}
+    sessions = data.get("sessions") if isinstance(data, dict) else None
+    if not isinstance(sessions, dict):
+        return {}
+    shown: dict[str, str] = {}
+    for sid, item in sessions.items():
+        name = item.get("project_shown") if isinstance(item, dict) else None
+        if isinstance(sid, str) and isinstance(name, str) and name and name.isprintable():
+            shown[sid] = name
+    return shown

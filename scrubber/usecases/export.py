@@ -32,6 +32,7 @@ from scrubber.export.html import render_html
 from scrubber.export.markdown import Header, render_markdown
 from scrubber.paths import projects_dir
 from scrubber.policy.model import ThinkingMode
+from scrubber.redaction.project_name import ProjectNames
 from scrubber.transcript.metadata import read_metadata
 from scrubber.transcript.sessions import SessionInfo, find_session
 from scrubber.usecases.redact import redact_copies
@@ -97,7 +98,7 @@ def run_export(request: ExportRequest, scanner: SecretScanner, engine: str) -> E
         if request.format is ExportFormat.JSONL:
             content, redacted, notes = _jsonl(transcript, info, scanner, index)
         else:
-            content, redacted, notes = _rendered(request, info, transcript, scanner, index)
+            content, redacted, notes = _rendered(request, info, transcript, scanner, index, known)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     if request.output is not None:
@@ -141,14 +142,18 @@ def _redacted_copies(
     return transcript
 
 
-def _header(info: SessionInfo, scanner: SecretScanner, index: ValueIndex) -> Header:
+def _header(
+    info: SessionInfo, scanner: SecretScanner, index: ValueIndex, known: KnownValues
+) -> Header:
     """The header's metadata, redacted: a title, or a project folder named after the working
-    directory, can hold a token (the check of the output would then fail the export)."""
+    directory, can hold a token (the check of the output would then fail the export); in the
+    folder's name it stands in its folder form (redaction/project_name.py)."""
     title = _redact_label(info.title, scanner, index, info.id) if info.title else None
+    cwds = (info.cwd,) if info.cwd else ()
     return Header(
         info.id,
         title,
-        _redact_label(info.project, scanner, index, info.id),
+        ProjectNames(scanner, known).shown(info.project, info.id, cwds),
         info.first_timestamp,
         info.last_timestamp,
         f"scrub {__version__}",
@@ -165,13 +170,14 @@ def _rendered(
     transcript: Path,
     scanner: SecretScanner,
     index: ValueIndex,
+    known: KnownValues,
 ) -> tuple[bytes, list[Redaction], list[str]]:
     subagents = subagent_files(transcript.parent / "subagents")
     conversation = read_conversation(
         transcript, "Conversation", thinking=request.thinking, subagents=subagents
     )
     redacted = redactions(conversation)
-    header = _header(info, scanner, index)
+    header = _header(info, scanner, index, known)
     render = render_html if request.format is ExportFormat.HTML else render_markdown
     # Checked without the closing table: it is made of the placeholders and places of what is
     # checked, and a row (a kind, a place, 8 hex digits) reads to a rule as a labelled value.

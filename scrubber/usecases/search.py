@@ -32,6 +32,7 @@ from scrubber.detection.scan import FoundSecret, SecretScanner
 from scrubber.detection.walk import content_blocks
 from scrubber.paths import open_regular
 from scrubber.redaction.copies import remember, scan_values
+from scrubber.redaction.project_name import ProjectNames
 from scrubber.transcript.jsonl import Line, iter_raw_lines, parse_line
 from scrubber.transcript.records import parse_timestamp
 from scrubber.usecases.parts import scan_jobs
@@ -40,6 +41,7 @@ from scrubber.usecases.search_pattern import SearchPattern
 from scrubber.usecases.search_places import Piece, SearchScope, record_pieces
 from scrubber.usecases.search_redaction import (
     clean_path,
+    clean_place,
     clean_text,
     clip,
     copy_spans,
@@ -181,6 +183,22 @@ def run_search(
     return result
 
 
+def _skipped(
+    session: SearchedSession, reason: str, scanner: SecretScanner, known: KnownValues, engine: str
+) -> SkippedSource:
+    """A source left out, named by its path with the project folder in it shown."""
+    where = clean_place(
+        session.where,
+        session.project,
+        ProjectNames(scanner, known),
+        scope=session.session_id,
+        cwd=session.cwd,
+        scanner=scanner,
+        index=known.index(engine),
+    )
+    return SkippedSource(where, reason)
+
+
 def _chosen(session: SearchedSession, request: SearchRequest) -> bool:
     if request.project is not None and not session.in_project(request.project):
         return False
@@ -222,7 +240,7 @@ def search_session(
             for name, stream in streams:
                 outcome.bytes_read += _search_stream(name, stream, session, request, scanner, found)
     except Unreadable as problem:
-        outcome.skipped = SkippedSource(session.where, str(problem))
+        outcome.skipped = _skipped(session, str(problem), scanner, found.known, engine)
     if not found.pending:
         return outcome
     if session.side_values is not None:
@@ -230,15 +248,24 @@ def search_session(
             session.side_values(found.known, scanner)
         except Unreadable as problem:
             # Without those values a context could show one of them: no hit is shown.
-            outcome.skipped = SkippedSource(session.where, str(problem))
+            outcome.skipped = _skipped(session, str(problem), scanner, found.known, engine)
             return outcome
     session = session.described()
     outcome.more_lines = found.more_lines
     index = found.known.index(engine)
     scope = session.session_id
     # The project folder is named after the working directory, which can hold a token.
-    project = clean_text(session.project, scanner, index, scope)
-    source = clean_path(session.where, scanner, index, scope)
+    names = ProjectNames(scanner, found.known)
+    project = names.shown(session.project, scope, (session.cwd,) if session.cwd else ())
+    source = clean_place(
+        session.where,
+        session.project,
+        names,
+        scope=scope,
+        cwd=session.cwd,
+        scanner=scanner,
+        index=index,
+    )
     title = printable(clean_text(session.title, scanner, index, scope)) if session.title else None
     resume = _resume(session, request.key_hint)
     for item in found.pending:

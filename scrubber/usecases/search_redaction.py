@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from scrubber.detection.known_values import ValueIndex
 from scrubber.detection.placeholder import PLACEHOLDER_RE, make_placeholder
 from scrubber.detection.scan import SecretScanner
+from scrubber.redaction.project_name import ProjectNames
 
 
 def replace_spans(
@@ -91,3 +92,23 @@ def clean_path(path: str, scanner: SecretScanner, index: ValueIndex, scope: str)
     """A path shown (a transcript, an archive, a trash folder) with each part cleaned on its
     own: a token in a project folder's name goes, the rest of the path stays readable."""
     return "/".join(clean_text(part, scanner, index, scope) for part in path.split("/"))
+
+
+def clean_place(
+    path: str,
+    project: str,
+    names: ProjectNames,
+    *,
+    scope: str | None,
+    cwd: str | None,
+    scanner: SecretScanner,
+    index: ValueIndex,
+) -> str:
+    """A path that holds the session's project folder, the folder shown as every report shows
+    it (redaction/project_name.py: a token in the cwd is in the folder's name in its folder
+    form), each other part cleaned on its own."""
+    shown = names.shown(project, scope, (cwd,) if cwd else ())
+    return "/".join(
+        shown if part == project else clean_text(part, scanner, index, scope or "")
+        for part in path.split("/")
+    )

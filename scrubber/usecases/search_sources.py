@@ -10,6 +10,7 @@ public recipient); only chunks that authenticated come out of the decryption.
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import io
 import os
@@ -31,12 +32,14 @@ from scrubber.archive.manifest import MAX_MANIFEST_SIZE, Manifest
 from scrubber.archive.tar_reader import TarReader
 from scrubber.detection.known_values import KnownValues
 from scrubber.detection.scan import SecretScanner
-from scrubber.errors import ScrubberError
+from scrubber.errors import ScrubberError, UsageError
 from scrubber.paths import open_regular
+from scrubber.redaction.project_name import ProjectNames
 from scrubber.retention.trash import list_trash
 from scrubber.transcript.jsonl import IO_BUFFER
 from scrubber.transcript.metadata import TranscriptMetadata, read_metadata
 from scrubber.transcript.sessions import discover
+from scrubber.usecases.search_redaction import printable
 from scrubber.usecases.session_values import (
     HistoryValues,
     gather_session_values,
@@ -340,3 +343,47 @@ def archived_sessions(
             continue
         found.append(_archive_session(opened, identities, history))
     return found, skipped
+
+
+def refuse_unknown_project(
+    project: str,
+    config_dir: Path,
+    scanner: SecretScanner,
+    *,
+    home: Path,
+    since_given: bool,
+    listed: int,
+) -> None:
+    """A --project that names no session is a usage error (a typo is not "no hits"), as for
+    audit; with --since, the sessions it left out still count as known. The hint lists the
+    first `listed` project folders, each shown as every report shows it (a folder is named
+    after the cwd, which can hold a token: redaction/project_name.py): as the last audit
+    showed it, cleaned again with what the detectors find in each session's cwd."""
+    from scrubber.usecases.audit import audited_projects
+
+    live = live_sessions(config_dir)
+    if since_given and any(session.in_project(project) for session in live):
+        return
+    if not live:
+        raise UsageError(
+            f"no session matches --project {project}",
+            hint="there is no session in the config directory",
+        )
+    known = sorted({session.project for session in live})
+    names = ProjectNames(scanner)
+    audited = audited_projects(home)
+    shown: list[str] = []
+    for name in known[:listed]:
+        cwds: list[str] = []
+        form = name
+        for session in live:
+            if session.project == name:
+                form = audited.get(session.session_id, form)
+                with contextlib.suppress(OSError):
+                    cwds.append(session.described().cwd or "")
+        shown.append(printable(names.shown(form, None, cwds)))
+    more = f" and {len(known) - listed} more" if len(known) > listed else ""
+    raise UsageError(
+        f"no session matches --project {project}",
+        hint=f"known projects: {', '.join(shown)}{more} (scrub sessions lists them)",
+    )

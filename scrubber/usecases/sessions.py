@@ -12,14 +12,15 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from scrubber.detection.registry import build_scanner
 from scrubber.errors import ConfigError, ScrubberError, UsageError
+from scrubber.redaction.project_name import ProjectNames
 from scrubber.retention.forecast import Forecast, forecast
 from scrubber.retention.plan import Periods, RetentionRules, SessionKey
 from scrubber.retention.rules import ArchiveStatus
 from scrubber.retention.settings import TAKE_OVER_DAYS
 from scrubber.transcript.sessions import SessionInfo
 from scrubber.usecases.archive_push import waiting_uploads
-from scrubber.usecases.audit_report import project_name_shown
 from scrubber.usecases.retention import (
     Titles,
     archive_index,
@@ -94,6 +95,14 @@ def _secrets(cache: Mapping[str, Any], info: SessionInfo) -> int | None:
     return count if fresh and isinstance(count, int) else None
 
 
+def _project_shown(audited: Mapping[str, str], info: SessionInfo, names: ProjectNames) -> str:
+    """The project folder's name, shown: as the last audit showed it for the session (it knew
+    the values of the session's side files too), cleaned again with the detectors and what
+    they find in the session's cwd (redaction/project_name.py)."""
+    name = audited.get(info.id) or info.project
+    return names.shown(name, info.id, (info.cwd,) if info.cwd else ())
+
+
 def _sorted(rows: list[SessionRow], sort: SortOrder) -> tuple[SessionRow, ...]:
     if sort is SortOrder.urgency:
         rows.sort(key=lambda r: (r.forecast.urgency, r.forecast.key))
@@ -152,6 +161,10 @@ def list_sessions(
     }
     cache = _audit_cache(facts.home)
     titles = Titles(facts.loaded.policy, facts.home)
+    from scrubber.usecases.audit import audited_projects
+
+    names = ProjectNames(build_scanner(facts.loaded.policy, facts.home, facts.env))
+    audited = audited_projects(facts.home)
     waiting = waiting_uploads(facts.home)
     # A job names <archives>/<project>/<session-id>/<file>.
     waiting_for = {(j.archive.parent.parent.name, j.archive.parent.name) for j in waiting}
@@ -169,7 +182,7 @@ def list_sessions(
                 archived,
                 _secrets(cache, info),
                 (info.project, info.id) in waiting_for,
-                project_name_shown(info.project, lambda text: titles.show(text, None)),
+                _project_shown(audited, info, names),
             )
         )
     taken_over = sweep_periods is not None and sweep_periods.default >= TAKE_OVER_DAYS

@@ -1,0 +1,83 @@
+"""What `scrub archives list` shows: the archives under a folder, each named by its project
+folder and session, the project folder as every report shows it.
+
+An archive sits at `<archives>/<project>/<session-id>/…`: the project folder is named after
+the session's cwd, and a cwd can hold a token (redaction/project_name.py). Nothing is
+decrypted here, so what the detectors find in the cwd stands for the values known: the cwd of
+the live session when it is still in the config dir, and the one the sidecar keeps in clear
+when the policy lets it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from scrubber.archive.layout import ArchiveEntry, list_archives
+from scrubber.detection.scan import SecretScanner
+from scrubber.redaction.project_name import ProjectNames, path_shown
+from scrubber.transcript.metadata import read_metadata
+from scrubber.transcript.sessions import discover
+
+
+@dataclass(frozen=True, slots=True)
+class ArchiveListing:
+    root: Path
+    entries: tuple[ArchiveEntry, ...]
+    # Each archive's project folder name as shown, by its (project, session id).
+    projects_shown: Mapping[tuple[str, str], str] = field(default_factory=dict)
+
+    def project(self, entry: ArchiveEntry) -> str:
+        return self.projects_shown.get((entry.project, entry.session_id), entry.project)
+
+    def path(self, entry: ArchiveEntry) -> str:
+        return path_shown(entry.path, {entry.project: self.project(entry)})
+
+
+def live_cwds(config_dir: Path, projects: Iterable[str]) -> dict[str, list[str]]:
+    """The cwds of the config dir's sessions in `projects`, read from their transcripts."""
+    wanted = set(projects)
+    cwds: dict[str, list[str]] = {}
+    if not wanted or not config_dir.is_dir():
+        return cwds
+    for info in discover(config_dir, metadata=False).sessions:
+        if info.project in wanted:
+            with contextlib.suppress(OSError):
+                cwd = read_metadata(info.transcript).cwd
+                if cwd:
+                    cwds.setdefault(info.project, []).append(cwd)
+    return cwds
+
+
+def list_archives_shown(
+    root: Path,
+    *,
+    config_dir: Path,
+    home: Path,
+    scanner: SecretScanner,
+    sessions: Sequence[str] = (),
+) -> ArchiveListing:
+    """The archives under `root` (of the sessions whose ids start with one of `sessions`,
+    when given), with their project folders shown: as the last audit showed the session's
+    (it knew the values of its side files), cleaned again with what the detectors find."""
+    from scrubber.usecases.audit import audited_projects
+
+    entries = list_archives(root)
+    if sessions:
+        entries = [e for e in entries if e.session_id.startswith(tuple(sessions))]
+    cwds = live_cwds(config_dir, {e.project for e in entries})
+    for entry in entries:
+        kept = entry.sidecar.manifest.get("cwd") if entry.sidecar is not None else None
+        if isinstance(kept, str) and kept:
+            cwds.setdefault(entry.project, []).append(kept)
+    names = ProjectNames(scanner)
+    audited = audited_projects(home)
+    shown = {
+        (e.project, e.session_id): names.shown(
+            audited.get(e.session_id) or e.project, None, cwds.get(e.project, ())
+        )
+        for e in entries
+    }
+    return ArchiveListing(root, tuple(entries), shown)
