@@ -147,7 +147,7 @@ class SessionInfo:
     def side_files(self) -> tuple[Path, ...]:
         """Every regular file under the side folder (subagents, .meta.json, tool-results,
         workflows), symlinks not followed."""
-        return tuple(sorted(_walk_files(self.side_dir)))
+        return tuple(sorted(regular_files_at(self.side_dir)))
 
     def bundle_paths(self) -> tuple[Path, ...]:
         return session_bundle(self.config_dir, self.project, self.id, extra=self.legacy_agent_files)
@@ -164,14 +164,24 @@ class Discovery:
         return tuple(s for s in self.sessions if s.id == session_id)
 
 
-def _walk_files(root: Path) -> Iterator[Path]:
-    """Regular files under `root`, never descending through a symlink."""
-    for folder, _dirs, files in os.walk(root, followlinks=False):
-        for name in files:
-            path = Path(folder) / name
+def regular_files_at(path: Path) -> Iterator[Path]:
+    """`path` itself when it is a regular file, else the regular files below it (folders and
+    files in sorted order); never a symlink, never through one (a planted link must not pull
+    another folder's files into a session)."""
+    if path.is_symlink():
+        return
+    if path.is_file():
+        yield path
+        return
+    if not path.is_dir():
+        return
+    for folder, dirs, files in os.walk(path, followlinks=False):
+        dirs.sort()
+        for name in sorted(files):
+            file = Path(folder) / name
             try:
-                if stat.S_ISREG(path.lstat().st_mode):
-                    yield path
+                if stat.S_ISREG(file.lstat().st_mode):
+                    yield file
             except OSError:
                 continue
 
@@ -295,7 +305,7 @@ def _discover_side_files(config_dir: Path, guard: _Guard, session_ids: set[str])
         folder = config_dir / folder_name
         if not _lexists(folder) or not guard.allows(folder) or not folder.is_dir():
             continue
-        for path in sorted(_walk_files(folder)):
+        for path in sorted(regular_files_at(folder)):
             owner = None
             if kind is SideFileKind.DEBUG and path.parent == folder:
                 stem = path.name.removesuffix(".txt")

@@ -4,7 +4,6 @@ those changed since a time, when asked."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -82,7 +81,7 @@ def _side_targets(info: session_discovery.SessionInfo) -> Iterator[ScanTarget]:
     for path in info.bundle_paths():
         if path == info.transcript:
             continue
-        for file in _walk_files(path):
+        for file in session_discovery.regular_files_at(path):
             yield _file_target(file, info.id, info.project, _role_of(file))
 
 
@@ -104,23 +103,6 @@ def _file_target(path: Path, session: str | None, project: str | None, role: str
     return ScanTarget(path, path.suffix == ".jsonl", session, project, None, role)
 
 
-def _walk_files(path: Path) -> Iterator[Path]:
-    """Regular files at or below `path`, never following symlinks."""
-    if path.is_symlink():
-        return
-    if path.is_file():
-        yield path
-        return
-    if not path.is_dir():
-        return
-    for root, dirs, files in os.walk(path, followlinks=False):
-        dirs.sort()
-        for name in sorted(files):
-            file = Path(root) / name
-            if not file.is_symlink() and file.is_file():
-                yield file
-
-
 def targets_from_paths(given: Sequence[Path]) -> list[ScanTarget]:
     """Files and folders named on the command line."""
     targets: list[ScanTarget] = []
@@ -128,7 +110,7 @@ def targets_from_paths(given: Sequence[Path]) -> list[ScanTarget]:
         if not path.exists() and not path.is_symlink():
             raise InputError(f"{path}: no such file or folder")
         if path.is_dir():
-            found = list(_walk_files(path))
+            found = list(session_discovery.regular_files_at(path))
             targets.extend(_file_target(f, _session_of(f), None, _role_of(f)) for f in found)
         elif path.is_symlink():
             raise InputError(f"{path}: is a symbolic link; name the file it points to")

@@ -7,13 +7,12 @@ and take these in, so a value seen in clear only in a .env snapshot is redacted 
 Every file is opened without following links: a JSONL file is read line by line through the
 scanner (gates first, as audit does), any other text as `scrub redact` reads it; a binary file
 is skipped, as audit's pass over copies skips it. (audit_targets.py walks the same bundle with
-its own copy of `session_files`; it could use this one.)
+the same `regular_files_at`.)
 """
 
 from __future__ import annotations
 
 import io
-import os
 from collections.abc import Collection, Iterator
 from pathlib import Path
 from typing import BinaryIO
@@ -24,7 +23,7 @@ from scrubber.paths import open_regular
 from scrubber.redaction.copies import remember, scan_values
 from scrubber.redaction.lines import FileKind, FileRedaction, redact_text_stream
 from scrubber.transcript.jsonl import IO_BUFFER, iter_raw_lines
-from scrubber.transcript.sessions import session_bundle
+from scrubber.transcript.sessions import regular_files_at, session_bundle
 
 _BINARY_SNIFF = 8192
 
@@ -32,19 +31,7 @@ _BINARY_SNIFF = 8192
 def session_files(bundle: Collection[Path]) -> Iterator[Path]:
     """The regular files at or below each path of a session bundle, links not followed."""
     for path in bundle:
-        if path.is_symlink():
-            continue
-        if path.is_file():
-            yield path
-            continue
-        if not path.is_dir():
-            continue
-        for root, dirs, files in os.walk(path, followlinks=False):
-            dirs.sort()
-            for name in sorted(files):
-                file = Path(root) / name
-                if not file.is_symlink() and file.is_file():
-                    yield file
+        yield from regular_files_at(path)
 
 
 def gather_session_values(
