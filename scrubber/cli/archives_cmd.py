@@ -155,14 +155,7 @@ def _register_list(archives: typer.Typer) -> None:
             list_bucket(policy_path, session, host, all_hosts, output_format)
             return
         root = archives_root(directory, policy_path)
-        home = common.scrub_home()
-        listing = list_archives_shown(
-            root,
-            config_dir=common.config_dir(),
-            home=home,
-            scanner=build_scanner(common.policy(policy_path).policy, home),
-            sessions=tuple(session or ()),
-        )
+        listing = _listing(root, policy_path, tuple(session or ()))
         entries = listing.entries
         if output_format is OutputFormat.json:
             payload = {
@@ -243,14 +236,22 @@ def _register_verify(archives: typer.Typer) -> None:
         _verify_files(targets, identities, output_format)
 
 
-def _listed(root: Path, policy_path: Path | None) -> list[tuple[Path, str]]:
+def _listing(
+    root: Path, policy_path: Path | None, sessions: tuple[str, ...] = ()
+) -> ArchiveListing:
+    """The archives under `root`, with the paths and projects to show (redacted)."""
     home = common.scrub_home()
-    listing = list_archives_shown(
+    return list_archives_shown(
         root,
         config_dir=common.config_dir(),
         home=home,
         scanner=build_scanner(common.policy(policy_path).policy, home),
+        sessions=sessions,
     )
+
+
+def _listed(root: Path, policy_path: Path | None) -> list[tuple[Path, str]]:
+    listing = _listing(root, policy_path)
     return [(entry.path, listing.path(entry)) for entry in listing.entries]
 
 
