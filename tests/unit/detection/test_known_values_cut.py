@@ -18,6 +18,7 @@ from scrubber.detection.cut_copies import CUT_PIECE, cut_pieces
 from scrubber.detection.known_values import KnownValues, ValueInfo
 from scrubber.detection.placeholder import PLACEHOLDER_RE
 from scrubber.detection.prefilter import load_hyperscan
+from tests.skips import INSTALL_HYPERSCAN
 
 ENGINES = ["python", *(["hyperscan"] if load_hyperscan() is not None else [])]
 PREFIX = "gh" + "p_"
@@ -163,7 +164,7 @@ def test_bounded_on_huge_values_and_many_pieces(engine: str) -> None:
 
 def test_engines_agree_on_pieces() -> None:
     if len(ENGINES) < 2:
-        pytest.skip("hyperscan is not installed")
+        pytest.skip(INSTALL_HYPERSCAN)
     rng = random.Random(19)
     values = [_random(rng, rng.randint(20, 60)) for _ in range(40)]
     words = []
