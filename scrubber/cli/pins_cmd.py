@@ -100,6 +100,7 @@ def _as_json(listing: PinListing) -> dict[str, object]:
         "cli": [
             {
                 **r.to_json(),
+                "project": listing.folders.project(r.project, r.session_id),
                 "name": titles.show(r.name, None) or None,
                 "reason": r.reason,
                 "session_state": _state(listing, r.session_id),
@@ -127,7 +128,8 @@ def _as_text(listing: PinListing) -> str:
         name = titles.show(record.name)
         reason = titles.show(record.reason, 60)
         lines.append(
-            f"  {record.project or '?'}/{record.session_id}{_marker(listing, record.session_id)}"
+            f"  {listing.folders.project(record.project, record.session_id) or '?'}/"
+            f"{record.session_id}{_marker(listing, record.session_id)}"
             f"  pinned {when}" + (f"  {name}" if name else "") + (f"  ({reason})" if reason else "")
         )
     lines.append(f"pins in the policy ({listing.policy_source}):")

@@ -5,6 +5,7 @@ the policy) and `scrub pins` (both kinds)."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -16,14 +17,15 @@ from scrubber.policy.load import LoadedPolicy, load_policy
 from scrubber.policy.model import Pins
 from scrubber.retention import pins as pin_store
 from scrubber.retention.trash import find_in_trash, list_trash
-from scrubber.transcript.sessions import discover, find_session
-from scrubber.usecases.retention import Titles
+from scrubber.transcript.sessions import SessionInfo, discover, find_session
+from scrubber.usecases.archive_listing import live_cwds
+from scrubber.usecases.retention import FolderNames, Titles, folder_names
 
 
 @dataclass(frozen=True, slots=True)
 class Pinned:
     added: bool  # False: it was pinned already
-    shown: str  # project/id, and whether it is in the trash
+    shown: str  # project/id (the folder as every report shows it), and whether it is in the trash
     title: str | None
     titles: Titles
 
@@ -39,7 +41,7 @@ def pin_session(env: Mapping[str, str], query: str, reason: str | None) -> Pinne
             raise UsageError("no Claude Code config directory")
         info = find_session(config, query, discovery=discovery)
         record = pin_store.PinRecord(info.id, info.project, info.custom_title, reason)
-        shown = f"{info.project}/{info.id}"
+        shown = f"{_folders(loaded, home, env, info).project(info.project)}/{info.id}"
         title = info.title
     except UsageError as error:
         if discovery is not None and not error.message.startswith("no session matches"):
@@ -52,14 +54,21 @@ def pin_session(env: Mapping[str, str], query: str, reason: str | None) -> Pinne
         record = pin_store.PinRecord(
             manifest.session_id, manifest.project, manifest.custom_title, reason
         )
-        shown = f"{manifest.project}/{manifest.session_id} (in the trash)"
+        folder = folder_names(loaded.policy, home, env).project(manifest.project)
+        shown = f"{folder}/{manifest.session_id} (in the trash)"
         title = manifest.custom_title
     added = pin_store.add_pin(home, record)
     return Pinned(added, shown, title, Titles(loaded.policy, home))
 
 
+def _folders(
+    loaded: LoadedPolicy, home: Path, env: Mapping[str, str], *infos: SessionInfo
+) -> FolderNames:
+    return folder_names(loaded.policy, home, env, infos)
+
+
 def unpin_session(env: Mapping[str, str], query: str) -> tuple[pin_store.PinRecord, ...]:
-    """The pins removed."""
+    """The pins removed, each with its project folder as every report shows it."""
     home = paths.scrub_home(env)
     config = paths.config_dir(env)
     loaded = load_policy(None, env)
@@ -70,16 +79,23 @@ def unpin_session(env: Mapping[str, str], query: str) -> tuple[pin_store.PinReco
             info = find_session(config, query)
             matches = tuple(r for r in records if r.session_id == info.id)
     if not matches:
-        raise _not_pinned(query, config, home, loaded)
+        raise _not_pinned(query, config, home, loaded, env)
     ids = frozenset(r.session_id for r in matches)
     if len(ids) > 1:
         raise UsageError(
             f"{len(ids)} pins match", "name one by its full id: " + ", ".join(sorted(ids)[:5])
         )
-    return pin_store.remove_pins(home, ids)
+    removed = pin_store.remove_pins(home, ids)
+    sessions = discover(config).sessions if paths.is_config_dir(config) else ()
+    folders = folder_names(loaded.policy, home, env, (s for s in sessions if s.id in ids))
+    return tuple(
+        dataclasses.replace(r, project=folders.project(r.project, r.session_id)) for r in removed
+    )
 
 
-def _not_pinned(query: str, config: Path, home: Path, loaded: LoadedPolicy) -> UsageError:
+def _not_pinned(
+    query: str, config: Path, home: Path, loaded: LoadedPolicy, env: Mapping[str, str]
+) -> UsageError:
     """Why nothing was unpinned: the session named is not pinned (or only by the policy), or
     no session goes by that name at all. Never a title in the message: it may hold a secret."""
     policy_pins = loaded.policy.pins
@@ -104,15 +120,17 @@ def _not_pinned(query: str, config: Path, home: Path, loaded: LoadedPolicy) -> U
             cwd=info.cwd,
         ):
             return by_policy
+        folder = _folders(loaded, home, env, info).project(info.project)
         return UsageError(
-            f"session {info.project}/{info.id} is not pinned", f"{hint}; `scrub pin` pins one"
+            f"session {folder}/{info.id} is not pinned", f"{hint}; `scrub pin` pins one"
         )
     if query in policy_pins.sessions or query in policy_pins.names:
         return by_policy
     with contextlib.suppress(UsageError):
         _slot, manifest = find_in_trash(home, query)
+        folder = folder_names(loaded.policy, home, env).project(manifest.project)
         return UsageError(
-            f"session {manifest.project}/{manifest.session_id} is in the trash and not pinned",
+            f"session {folder}/{manifest.session_id} is in the trash and not pinned",
             f"{hint}; `scrub undelete` brings it back",
         )
     return UsageError(
@@ -136,6 +154,7 @@ class PinListing:
     policy_pins: Pins
     policy_source: str
     titles: Titles
+    folders: FolderNames  # shows each record's project folder as every report does
     # Per session id, of the pins above and the policy's pins by id. A pin of a gone session
     # still keeps that session's archives from being purged.
     states: Mapping[str, SessionState] = field(default_factory=dict)
@@ -161,6 +180,19 @@ def list_pins(env: Mapping[str, str], policy_path: Path | None) -> PinListing:
         else SessionState.GONE
         for session_id in (*(r.session_id for r in records), *loaded.policy.pins.sessions)
     }
+    folders = folder_names(loaded.policy, home, env)
+    # A folder is shown with what the detectors find in its sessions' cwds (read only for
+    # the folders of pins: a full metadata discovery is slow on 20,000 sessions).
+    cwds = live_cwds(config, {r.project for r in records if r.project})
+    for record in records:
+        for cwd in cwds.get(record.project or "", ()):
+            folders.add(record.project, record.session_id, cwd)
     return PinListing(
-        records, pin_store.pins_file(home), loaded.policy.pins, loaded.describe(), titles, states
+        records,
+        pin_store.pins_file(home),
+        loaded.policy.pins,
+        loaded.describe(),
+        titles,
+        folders,
+        states,
     )

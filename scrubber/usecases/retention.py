@@ -15,7 +15,7 @@ the run goes, so that a run that fails half-way still logs how far it got.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -27,6 +27,7 @@ from scrubber.archive.leftovers import remove_leftovers
 from scrubber.errors import ExitCode, ScrubberError, UsageError
 from scrubber.policy.load import LoadedPolicy, load_policy
 from scrubber.policy.model import Pins, Policy
+from scrubber.redaction.project_name import ProjectNames
 from scrubber.retention import pins as pin_store
 from scrubber.retention.apply import ApplyReport, ArchiveIndex, apply_plan, retention_lock
 from scrubber.retention.plan import (
@@ -73,6 +74,88 @@ class Titles:
         if width is not None and len(text) > width:
             text = text[: width - 1] + "…"
         return text
+
+
+class FolderNames:
+    """Project folder names as every report shows them (redaction/project_name.py): Claude
+    Code names a folder after the session's cwd, and a cwd may hold a token. Built from the
+    sessions (under the config dir and in the trash) whose folders a command may name; a name
+    is worked out with the detectors, what they find in those sessions' cwds, and the name the
+    last audit showed. Display only: the paths acted on stay the real ones."""
+
+    def __init__(self, policy: Policy, home: Path, env: Mapping[str, str]) -> None:
+        self._policy, self._home, self._env = policy, home, env
+        self._cwds: dict[str, list[str]] = {}
+        self._audited_by_project: dict[str, str] = {}
+        self._shown: dict[str, str] | None = None
+        self._names_made: ProjectNames | None = None
+        self._audited: dict[str, str] = {}
+
+    def __repr__(self) -> str:
+        return f"FolderNames({len(self._cwds)} folders)"
+
+    def add(self, project: str | None, session_id: str, cwd: str | None) -> None:
+        if not project:
+            return
+        self._shown = None
+        cwds = self._cwds.setdefault(project, [])
+        if cwd and cwd not in cwds:
+            cwds.append(cwd)
+        self._audited_by_project.setdefault(project, session_id)
+
+    def _names(self) -> ProjectNames:
+        if self._names_made is None:
+            from scrubber.detection.registry import build_scanner
+            from scrubber.usecases.audit import audited_projects
+
+            self._names_made = ProjectNames(build_scanner(self._policy, self._home, self._env))
+            self._audited = audited_projects(self._home)
+        return self._names_made
+
+    def _table(self) -> dict[str, str]:
+        """Each folder name that shows otherwise, raw -> shown (longest first, so that a name
+        holding another is replaced whole)."""
+        if self._shown is None:
+            names = self._names()
+            table: dict[str, str] = {}
+            for project, cwds in self._cwds.items():
+                start = self._audited.get(self._audited_by_project[project]) or project
+                shown = names.shown(start, None, cwds)
+                if shown != project:
+                    table[project] = shown
+            self._shown = dict(sorted(table.items(), key=lambda kv: -len(kv[0])))
+        return self._shown
+
+    def project(self, project: str | None, session_id: str | None = None) -> str | None:
+        """A project folder's name as shown; one of no session known here (a pin of a gone
+        session) with the detectors and the name the last audit showed for `session_id`."""
+        if project is None:
+            return None
+        if project in self._cwds:
+            return self._table().get(project, project)
+        names = self._names()
+        start = (self._audited.get(session_id) if session_id else None) or project
+        return names.shown(self.text(start))
+
+    def text(self, text: str) -> str:
+        """`text` (a subject `project/id`, a path, a message) with every known folder name in it
+        as shown."""
+        for raw, shown in self._table().items():
+            text = text.replace(raw, shown)
+        return text
+
+
+def folder_names(
+    policy: Policy, home: Path, env: Mapping[str, str], sessions: Iterable[SessionInfo] = ()
+) -> FolderNames:
+    """FolderNames for `sessions` and every session in the trash."""
+    names = FolderNames(policy, home, env)
+    for info in sessions:
+        names.add(info.project, info.id, info.cwd)
+    trash = list_trash(home)
+    for _slot, manifest in (*trash.complete, *trash.incomplete):
+        names.add(manifest.project, manifest.session_id, manifest.cwd)
+    return names
 
 
 # --- gathering the facts --------------------------------------------------------------------
