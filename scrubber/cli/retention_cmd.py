@@ -27,7 +27,7 @@ from scrubber.retention.apply import ApplyReport, Outcome
 from scrubber.retention.plan import Action, Decision, RetentionPlan
 from scrubber.retention.rules import Reason
 from scrubber.transcript.sessions import SessionInfo
-from scrubber.usecases.retention import RetentionRun, Titles, run_retention
+from scrubber.usecases.retention import FolderNames, RetentionRun, Titles, run_retention
 
 
 def register(app: typer.Typer) -> None:
@@ -122,11 +122,15 @@ def _why(decision: Decision, now: datetime) -> str:
 
 
 def _session_json(
-    decision: Decision, info: SessionInfo | None, titles: Titles, outcome: Outcome | None
+    decision: Decision,
+    info: SessionInfo | None,
+    titles: Titles,
+    outcome: Outcome | None,
+    folders: FolderNames,
 ) -> dict[str, Any]:
     item: dict[str, Any] = {
         "session_id": decision.key.session_id,
-        "project": decision.key.project,
+        "project": folders.project(decision.key.project, decision.key.session_id),
         "title": titles.show(info.title if info else None, None),
         "action": str(decision.action),
         "reason": str(decision.reason),
@@ -141,7 +145,7 @@ def _session_json(
         item["done"] = str(outcome.done)
         item["outcome_reason"] = str(outcome.reason)
         if outcome.detail:
-            item["detail"] = outcome.detail
+            item["detail"] = folders.text(outcome.detail)
     return item
 
 
@@ -154,8 +158,8 @@ def _render_text(run: RetentionRun) -> str:
         "",
         f"{'ACTION':<19}{'WHY':<45} {'LAST ACTIVITY':<17}{'SIZE':>9}  SESSION",
         *_session_lines(run),
-        *_trash_lines(plan, report),
-        *_archive_lines(plan, report),
+        *_trash_lines(plan, report, run.folders),
+        *_archive_lines(plan, report, run.folders),
     ]
     counts = _counts(plan, report)
     lines += [
@@ -192,7 +196,7 @@ def _session_lines(run: RetentionRun) -> list[str]:
             if outcome.done is Action.KEEP:
                 action = "kept"
                 why = _REASON_TEXT[outcome.reason] + (
-                    f": {outcome.detail}" if outcome.detail else ""
+                    f": {run.folders.text(outcome.detail)}" if outcome.detail else ""
                 )
             else:
                 action = (
@@ -201,12 +205,15 @@ def _session_lines(run: RetentionRun) -> list[str]:
         title = run.titles.show(info.title if info else None)
         lines.append(
             f"{action:<19}{why:<45} {ago(decision.last_activity, now):<17}"
-            f"{human_size(decision.size):>9}  {decision.key}" + (f"  {title}" if title else "")
+            f"{human_size(decision.size):>9}  {run.folders.text(str(decision.key))}"
+            + (f"  {title}" if title else "")
         )
     return lines
 
 
-def _trash_lines(plan: RetentionPlan, report: ApplyReport | None) -> list[str]:
+def _trash_lines(
+    plan: RetentionPlan, report: ApplyReport | None, folders: FolderNames
+) -> list[str]:
     now = plan.now
     lines = []
     if plan.trash:
@@ -221,23 +228,26 @@ def _trash_lines(plan: RetentionPlan, report: ApplyReport | None) -> list[str]:
                         "purged"
                         if outcome.done is Action.PURGE
                         else f"kept: {_REASON_TEXT[outcome.reason]}"
-                        + (f": {outcome.detail}" if outcome.detail else "")
+                        + (f": {folders.text(outcome.detail)}" if outcome.detail else "")
                     )
             else:
                 state = f"keep: {_REASON_TEXT[item.reason]}"
                 if item.reason is Reason.IN_GRACE:
                     state += f", purge {until(item.purge_at, now, past='next run')}"
+            folder = folders.project(item.project, item.session_id)
             lines.append(
-                f"  {item.project}/{item.session_id}  trashed {ago(item.trashed_at, now)}: {state}"
+                f"  {folder}/{item.session_id}  trashed {ago(item.trashed_at, now)}: {state}"
             )
     if report is not None:
         for outcome in report.trash:
             if outcome.detail and outcome.planned is Action.TRASH:
-                lines.append(f"  {outcome.subject}: {outcome.detail}")
+                lines.append(folders.text(f"  {outcome.subject}: {outcome.detail}"))
     return lines
 
 
-def _archive_lines(plan: RetentionPlan, report: ApplyReport | None) -> list[str]:
+def _archive_lines(
+    plan: RetentionPlan, report: ApplyReport | None, folders: FolderNames
+) -> list[str]:
     lines = []
     purges = plan.archive_purges
     if purges:
@@ -252,7 +262,7 @@ def _archive_lines(plan: RetentionPlan, report: ApplyReport | None) -> list[str]
                     if outcome.done is Action.PURGE
                     else f"kept: {_REASON_TEXT[outcome.reason]}"
                 )
-            lines.append(f"  {purge.ref}: {state}")
+            lines.append(f"  {folders.text(purge.ref)}: {state}")
     unknown = [a for a in plan.archives if a.reason is Reason.PIN_UNKNOWN]
     if unknown:
         lines += [
@@ -309,13 +319,13 @@ def _render_json(run: RetentionRun) -> str:
             "by_project_settings": period.overrides,
         },
         "sessions": [
-            _session_json(d, sessions.get(d.key), titles, outcomes.get(str(d.key)))
+            _session_json(d, sessions.get(d.key), titles, outcomes.get(str(d.key)), run.folders)
             for d in plan.sessions
         ],
         "trash": [
             {
                 "session_id": t.session_id,
-                "project": t.project,
+                "project": run.folders.project(t.project, t.session_id),
                 "action": str(t.action),
                 "reason": str(t.reason),
                 "trashed_at": t.trashed_at.isoformat(),
@@ -330,7 +340,7 @@ def _render_json(run: RetentionRun) -> str:
         ],
         "archives": [
             {
-                "archive": a.ref,
+                "archive": run.folders.text(a.ref),
                 "session_id": a.session_id,
                 "action": str(a.action),
                 "reason": str(a.reason),

@@ -45,7 +45,8 @@ def register(app: typer.Typer) -> None:
             common.env(), session, keep_mtime=keep_mtime, now=datetime.now(UTC), warn=warn
         )
         typer.echo(
-            f"restored {result.project}/{result.session_id} ({len(result.restored)} paths)"
+            f"restored {result.project_shown}/{result.session_id} ({len(result.result.restored)}"
+            " paths)"
             f"{'' if keep_mtime else '; mtimes set to now'}: claude --resume {result.session_id}"
         )
         # Retention ages a session by the timestamps inside it, not by mtime.

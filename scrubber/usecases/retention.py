@@ -271,6 +271,7 @@ class RetentionRun:
     titles: Titles
     period: Period
     exit_code: ExitCode
+    folders: FolderNames  # project folders as every report shows them (display only)
 
 
 def exit_code_of(plan: RetentionPlan, report: ApplyReport | None) -> ExitCode:
@@ -342,8 +343,9 @@ def _run(
 ) -> RetentionRun:
     facts = gather_facts(env, policy_path, now)
     log["policy"] = facts.loaded.describe()
+    folders = folder_names(facts.loaded.policy, facts.home, env, facts.discovery.sessions)
     for problem in facts.discovery.problems:
-        warn(f"note: {problem.path}: {problem.reason}")
+        warn(folders.text(f"note: {problem.path}: {problem.reason}"))
     period = retention_period(facts, days)
     log.update(days=period.periods.default, days_source=period.source)
     index = archive_index(facts)
@@ -355,10 +357,10 @@ def _run(
     else:
         plan, sessions = _plan(facts, rules, index)
     code = exit_code_of(plan, report)
-    run = RetentionRun(plan, report, sessions, titles, period, code)
+    run = RetentionRun(plan, report, sessions, titles, period, code, folders)
     if report is not None:
         for outcome in report.errors:
-            warn(f"{outcome.subject}: {outcome.detail}")
+            warn(folders.text(f"{outcome.subject}: {outcome.detail}"))
         done = [o for o in report.sessions if o.done is not Action.KEEP]
         log.update(
             trashed=[o.subject for o in done],
@@ -380,18 +382,33 @@ def _run(
     return run
 
 
+@dataclass(frozen=True, slots=True)
+class Undeleted:
+    """A session put back: what came back, and its project folder as shown."""
+
+    result: UndeleteResult
+    project_shown: str
+
+    @property
+    def session_id(self) -> str:
+        return self.result.session_id
+
+
 def undelete_session(
     env: Mapping[str, str], query: str, *, keep_mtime: bool, now: datetime, warn: Warn
-) -> UndeleteResult:
+) -> Undeleted:
     """Put a session back from the trash, under the retention lock; one activity-log line."""
     home = paths.scrub_home(env)
 
-    def body(log: dict[str, Any]) -> UndeleteResult:
+    def body(log: dict[str, Any]) -> Undeleted:
         config = paths.config_dir(env)
+        policy = load_policy(None, env).policy
+        # Read before the session leaves the trash: its manifest holds the cwd.
+        folders = folder_names(policy, home, env)
         with retention_lock(home):
             result = undelete(home, config, query, now=now, keep_mtime=keep_mtime)
         log.update(session=f"{result.project}/{result.session_id}", paths=len(result.restored))
-        return result
+        return Undeleted(result, folders.project(result.project, result.session_id) or "?")
 
     return _logged(home, "undelete", "apply", body, exit_code=lambda _: ExitCode.OK, warn=warn)
 
