@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
@@ -20,6 +21,7 @@ from scrubber.policy.model import ThinkingMode
 from scrubber.redaction.lines import FileRedaction
 from scrubber.usecases.redact import run_redact
 from scrubber.usecases.redact_targets import RedactRequest
+from scrubber.usecases.retention import FolderNames
 from scrubber.usecases.verify import CheckResult, check_redacted
 
 
@@ -159,8 +161,9 @@ def redact_command(
         output=output,
         use_cache=not no_cache,
     )
-    results = run_redact(request, scanner, mode, note=_note, policy=loaded.policy)
-    _report(results, output_format == "json")
+    folders = FolderNames(loaded.policy, home, common.env(), scanner)
+    results = run_redact(request, scanner, mode, note=_note, policy=loaded.policy, folders=folders)
+    _report(results, output_format == "json", folders.text)
 
 
 def verify_command(
@@ -191,12 +194,13 @@ def _note(message: str) -> None:
     sys.stderr.write(f"scrub: {message}\n")
 
 
-def _report(results: list[FileRedaction], as_json: bool) -> None:
+def _report(results: list[FileRedaction], as_json: bool, shown: Callable[[str], str]) -> None:
+    """The results, each path with its project folder as every report shows it (`shown`)."""
     if as_json:
         payload = [
             {
-                "source": str(r.source),
-                "dest": str(r.dest) if r.dest else None,
+                "source": shown(str(r.source)),
+                "dest": shown(str(r.dest)) if r.dest else None,
                 "kind": r.kind.value,
                 "lines": r.lines,
                 "lines_changed": r.lines_changed,
@@ -215,12 +219,12 @@ def _report(results: list[FileRedaction], as_json: bool) -> None:
     for r in results:
         total += r.replaced
         if r.skipped:
-            typer.echo(f"skipped {r.source}: {r.skipped}")
+            typer.echo(shown(f"skipped {r.source}: {r.skipped}"))
             continue
         kinds = ", ".join(f"{k} ×{n}" for k, n in r.by_kind.most_common())
-        where = f" -> {r.dest}" if r.dest and r.dest != r.source else " (in place)"
+        where = f" -> {shown(str(r.dest))}" if r.dest and r.dest != r.source else " (in place)"
         line = (
-            f"{r.source}{where}: {plural(r.replaced, 'secret')} replaced in "
+            f"{shown(str(r.source))}{where}: {plural(r.replaced, 'secret')} replaced in "
             f"{plural(r.lines_changed, 'line')}"
         )
         typer.echo(line + (f" ({kinds})" if kinds else ""))

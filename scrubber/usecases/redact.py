@@ -19,7 +19,7 @@ import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from scrubber import paths
 from scrubber.detection.known_values import KnownValues, Scope, ValueIndex, found_values
@@ -61,7 +61,16 @@ from scrubber.usecases.redact_cache import (
     report_to_json,
     scope_digests,
 )
-from scrubber.usecases.redact_targets import Note, RedactRequest, copy_pairs, select_files
+from scrubber.usecases.redact_targets import (
+    Note,
+    RedactRequest,
+    copy_pairs,
+    note_folders,
+    select_files,
+)
+
+if TYPE_CHECKING:
+    from scrubber.usecases.retention import FolderNames
 
 _COPY_BLOCK = 1 << 20
 # A parallel redaction's output comes part by part, with waits while later parts are still
@@ -85,12 +94,16 @@ def run_redact(
     *,
     note: Note,
     policy: Policy | None = None,
+    folders: FolderNames | None = None,
 ) -> list[FileRedaction]:
     """What `scrub redact` was asked for: redacted copies (thinking text as `thinking` says),
     or the files rewritten in place (thinking text left alone). Values found in any file reach
     their copies in the others of the same session. With the `policy` the scanner was built
-    from, what is already current is skipped (redact_cache.py; `request.use_cache`)."""
+    from, what is already current is skipped (redact_cache.py; `request.use_cache`). `folders`
+    learns the project folders of the files, to show them by (display only)."""
     selection = select_files(request, note)
+    if folders is not None:
+        note_folders(folders, request.config, selection.sources)
     # Only the config dir's sessions are remembered: files named one by one (a script's, a
     # benchmark's thousands) would each leave a cache behind.
     cached = policy is not None and not request.paths

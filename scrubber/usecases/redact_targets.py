@@ -3,13 +3,18 @@ files of the named sessions' bundles (or of every session, with the global side 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from scrubber import paths
 from scrubber.errors import InputError, UsageError
 from scrubber.transcript import sessions as session_discovery
+
+if TYPE_CHECKING:
+    from scrubber.usecases.retention import FolderNames
 
 Note = Callable[[str], None]  # a note for the user, said at once (the CLI: stderr)
 
@@ -154,3 +159,24 @@ def _refuse_dest_in_projects(dest: Path, config: Path) -> None:
             f"{dest} is inside Claude Code's projects/ folder, which its cleanup sweeps",
             "choose another --output (default: $SCRUB_HOME/redacted/)",
         )
+
+
+def note_folders(folders: FolderNames, config: Path, files: Iterable[Path]) -> None:
+    """Tell `folders` the project folders of `files` and their sessions' cwds, read before
+    anything is rewritten (an in-place rewrite redacts the cwd the folder is named after), so
+    that a source or copy is named with its folder as every report shows it (a cwd may hold a
+    token: redaction/project_name.py). Display only."""
+    from scrubber.usecases.archive_listing import live_cwds
+
+    projects_root = (config / "projects").absolute()
+    found: dict[str, str] = {}
+    for path in files:
+        with contextlib.suppress(ValueError):
+            parts = path.absolute().relative_to(projects_root).parts
+            if len(parts) > 1:
+                found.setdefault(parts[0], Path(parts[1]).stem)
+    cwds = live_cwds(config, found)
+    for project, session_id in found.items():
+        folders.add(project, session_id, None)
+        for cwd in cwds.get(project, ()):
+            folders.add(project, session_id, cwd)

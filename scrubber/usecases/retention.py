@@ -24,6 +24,7 @@ from typing import Any, TypeVar
 from scrubber import paths
 from scrubber.activity import append_activity, ping_healthcheck
 from scrubber.archive.leftovers import remove_leftovers
+from scrubber.detection.scan import SecretScanner
 from scrubber.errors import ExitCode, ScrubberError, UsageError
 from scrubber.policy.load import LoadedPolicy, load_policy
 from scrubber.policy.model import Pins, Policy
@@ -83,8 +84,15 @@ class FolderNames:
     is worked out with the detectors, what they find in those sessions' cwds, and the name the
     last audit showed. Display only: the paths acted on stay the real ones."""
 
-    def __init__(self, policy: Policy, home: Path, env: Mapping[str, str]) -> None:
+    def __init__(
+        self,
+        policy: Policy,
+        home: Path,
+        env: Mapping[str, str],
+        scanner: SecretScanner | None = None,
+    ) -> None:
         self._policy, self._home, self._env = policy, home, env
+        self._scanner = scanner  # None: built from the policy when first needed
         self._cwds: dict[str, list[str]] = {}
         self._audited_by_project: dict[str, str] = {}
         self._shown: dict[str, str] | None = None
@@ -108,7 +116,8 @@ class FolderNames:
             from scrubber.detection.registry import build_scanner
             from scrubber.usecases.audit import audited_projects
 
-            self._names_made = ProjectNames(build_scanner(self._policy, self._home, self._env))
+            scanner = self._scanner or build_scanner(self._policy, self._home, self._env)
+            self._names_made = ProjectNames(scanner)
             self._audited = audited_projects(self._home)
         return self._names_made
 

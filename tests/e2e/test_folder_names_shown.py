@@ -122,3 +122,23 @@ def test_retention_and_undelete_show_the_folder_without_the_token(
         and "[REDACTED:github-token:" in session["project"]
     )
     assert _pieces_shown(token, shown) == {}
+
+
+def test_redact_names_sources_and_copies_without_the_token(
+    sandbox: Sandbox, scrub_cli: Callable[..., CliResult], planted: tuple[str, Path]
+) -> None:
+    token, project = planted
+    shown = {
+        "copies": _run(scrub_cli, "redact", "--all", "--no-cache", codes=(0,)),
+        "copies json": _run(
+            scrub_cli, "redact", "--session", SESSION, "--no-cache", "--format", "json", codes=(0,)
+        ),
+        "in place": _run(scrub_cli, "redact", "--session", SESSION, "--in-place", codes=(0,)),
+    }
+    [copy] = json.loads(shown["copies json"])["files"]
+    assert "[REDACTED:github-token:" in copy["source"] and "[REDACTED:" in copy["dest"]
+    assert (sandbox.scrub_home / "redacted").is_dir()
+    assert any(sandbox.scrub_home.rglob(f"{project.name}/{SESSION}.jsonl")), (
+        "the copy's folder keeps the folder's name"
+    )
+    assert _pieces_shown(token, shown) == {}
