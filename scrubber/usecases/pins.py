@@ -86,8 +86,7 @@ def unpin_session(env: Mapping[str, str], query: str) -> tuple[pin_store.PinReco
             f"{len(ids)} pins match", "name one by its full id: " + ", ".join(sorted(ids)[:5])
         )
     removed = pin_store.remove_pins(home, ids)
-    sessions = discover(config).sessions if paths.is_config_dir(config) else ()
-    folders = folder_names(loaded.policy, home, env, (s for s in sessions if s.id in ids))
+    folders = _record_folders(folder_names(loaded.policy, home, env), config, removed)
     return tuple(
         dataclasses.replace(r, project=folders.project(r.project, r.session_id)) for r in removed
     )
@@ -180,13 +179,7 @@ def list_pins(env: Mapping[str, str], policy_path: Path | None) -> PinListing:
         else SessionState.GONE
         for session_id in (*(r.session_id for r in records), *loaded.policy.pins.sessions)
     }
-    folders = folder_names(loaded.policy, home, env)
-    # A folder is shown with what the detectors find in its sessions' cwds (read only for
-    # the folders of pins: a full metadata discovery is slow on 20,000 sessions).
-    cwds = live_cwds(config, {r.project for r in records if r.project})
-    for record in records:
-        for cwd in cwds.get(record.project or "", ()):
-            folders.add(record.project, record.session_id, cwd)
+    folders = _record_folders(folder_names(loaded.policy, home, env), config, records)
     return PinListing(
         records,
         pin_store.pins_file(home),
@@ -196,3 +189,15 @@ def list_pins(env: Mapping[str, str], policy_path: Path | None) -> PinListing:
         folders,
         states,
     )
+
+
+def _record_folders(
+    folders: FolderNames, config: Path, records: tuple[pin_store.PinRecord, ...]
+) -> FolderNames:
+    """`folders` told the cwds of the sessions in the pins' project folders, read only for
+    those folders (a full metadata discovery is slow on 20,000 sessions)."""
+    cwds = live_cwds(config, {r.project for r in records if r.project})
+    for record in records:
+        for cwd in cwds.get(record.project or "", ()):
+            folders.add(record.project, record.session_id, cwd)
+    return folders
