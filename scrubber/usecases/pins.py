@@ -36,12 +36,12 @@ def pin_session(env: Mapping[str, str], query: str, reason: str | None) -> Pinne
     loaded = load_policy(None, env)
     discovery = discover(config) if paths.is_config_dir(config) else None
     record: pin_store.PinRecord
+    info: SessionInfo | None = None
     try:
         if discovery is None:
             raise UsageError("no Claude Code config directory")
         info = find_session(config, query, discovery=discovery)
         record = pin_store.PinRecord(info.id, info.project, info.custom_title, reason)
-        shown = f"{_folders(loaded, home, env, info).project(info.project)}/{info.id}"
         title = info.title
     except UsageError as error:
         if discovery is not None and not error.message.startswith("no session matches"):
@@ -54,10 +54,15 @@ def pin_session(env: Mapping[str, str], query: str, reason: str | None) -> Pinne
         record = pin_store.PinRecord(
             manifest.session_id, manifest.project, manifest.custom_title, reason
         )
-        folder = folder_names(loaded.policy, home, env).project(manifest.project)
-        shown = f"{folder}/{manifest.session_id} (in the trash)"
         title = manifest.custom_title
     added = pin_store.add_pin(home, record)
+    # The folder is shown only once the pin is written: showing it builds the scanner (its key
+    # and compiled gates), and a failure there must not be mistaken for the pin's own.
+    if info is not None:
+        shown = f"{_folders(loaded, home, env, info).project(info.project)}/{info.id}"
+    else:
+        folder = folder_names(loaded.policy, home, env).project(record.project)
+        shown = f"{folder}/{record.session_id} (in the trash)"
     return Pinned(added, shown, title, Titles(loaded.policy, home))
 
 
