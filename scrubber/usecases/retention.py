@@ -371,10 +371,11 @@ def _run(
         for outcome in report.errors:
             warn(folders.text(f"{outcome.subject}: {outcome.detail}"))
         done = [o for o in report.sessions if o.done is not Action.KEEP]
+        # The log names folders as every report shows them: a folder name can hold a token.
         log.update(
-            trashed=[o.subject for o in done],
-            archived=[o.subject for o in done if o.done is Action.ARCHIVE_THEN_TRASH],
-            purged_trash=[o.subject for o in report.trash if o.done is Action.PURGE],
+            trashed=[folders.text(o.subject) for o in done],
+            archived=[folders.text(o.subject) for o in done if o.done is Action.ARCHIVE_THEN_TRASH],
+            purged_trash=[folders.text(o.subject) for o in report.trash if o.done is Action.PURGE],
             purged_archives=sum(1 for o in report.archives if o.done is Action.PURGE),
             errors=len(report.errors),
         )
@@ -416,8 +417,9 @@ def undelete_session(
         folders = folder_names(policy, home, env)
         with retention_lock(home):
             result = undelete(home, config, query, now=now, keep_mtime=keep_mtime)
-        log.update(session=f"{result.project}/{result.session_id}", paths=len(result.restored))
-        return Undeleted(result, folders.project(result.project, result.session_id) or "?")
+        shown = folders.project(result.project, result.session_id) or "?"
+        log.update(session=f"{shown}/{result.session_id}", paths=len(result.restored))
+        return Undeleted(result, shown)
 
     return _logged(home, "undelete", "apply", body, exit_code=lambda _: ExitCode.OK, warn=warn)
 

@@ -94,7 +94,7 @@ def test_pin_unpin_and_pins_show_the_folder_without_the_token(
 
 
 def test_retention_and_undelete_show_the_folder_without_the_token(
-    scrub_cli: Callable[..., CliResult], planted: tuple[str, Path]
+    sandbox: Sandbox, scrub_cli: Callable[..., CliResult], planted: tuple[str, Path]
 ) -> None:
     token, project = planted
     transcript = project / f"{SESSION}.jsonl"
@@ -116,6 +116,13 @@ def test_retention_and_undelete_show_the_folder_without_the_token(
     shown["unpin in trash"] = _run(scrub_cli, "unpin", SESSION, codes=(2,))
     shown["undelete"] = _run(scrub_cli, "undelete", SESSION, codes=(0,))
     assert transcript.is_file(), "undelete brings back the real files"
+    # The activity log names what was trashed and undeleted: as the reports show it.
+    logs = [p for p in sandbox.scrub_home.rglob("*") if p.is_file() and "activity" in p.name]
+    assert logs, "retention and undelete write the activity log"
+    log_text = "\n".join(p.read_text(errors="replace") for p in logs)
+    named, redacted = SESSION in log_text, "[REDACTED:github-token:" in log_text
+    assert named and redacted  # booleans: a failure must not print the log (it holds the token)
+    shown["activity log"] = log_text
     session = json.loads(shown["dry run json"])["sessions"][0]
     assert (
         session["project"].startswith("-home-u-")
