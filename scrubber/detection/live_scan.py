@@ -18,8 +18,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from scrubber.detection.detector import PLAIN, Detector
-from scrubber.detection.finding import Hit, resolve_overlaps
+from scrubber.detection.finding import Hit
 from scrubber.detection.fingerprint import Fingerprinter
+from scrubber.detection.kept_hits import kept_hits
 from scrubber.detection.live_prescan import Prescan
 from scrubber.detection.placeholder import (
     PLACEHOLDER_PREFIX,
@@ -28,17 +29,14 @@ from scrubber.detection.placeholder import (
     placeholder_spans,
 )
 from scrubber.detection.rules.base import PatternRule
-from scrubber.detection.string_copies import copies_in_same_string
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from scrubber.policy.model import Allowlist
 
 _RULES_PACKAGE = "scrubber.detection.rules."
-# As in scan.py: strings shorter than this hold no secret; the inline marker of a known
-# non-secret is honoured on the line where a finding starts.
+# As in scan.py: strings shorter than this hold no secret.
 _MIN_SECRET_LEN = 6
-_ALLOWLIST_PRAGMA = "pragma: allowlist secret"
 # Texts up to this long are read whole (a region would save nothing).
 _WHOLE_TEXT = 4096
 
@@ -123,22 +121,5 @@ class LiveScanner:
         )
 
     def _finish(self, text: str, hits: Sequence[Hit]) -> tuple[LiveFound, ...]:
-        found = []
-        pragma = _ALLOWLIST_PRAGMA in text
-        for hit in resolve_overlaps([*hits, *copies_in_same_string(text, list(hits))]):
-            value = text[hit.start : hit.end]
-            if not value.strip():
-                continue
-            if pragma and _ALLOWLIST_PRAGMA in _line_at(text, hit.start):
-                continue
-            fingerprint = self._fingerprinter.fingerprint(value)
-            if self._allowlist is not None and self._allowlist.allows(value, fingerprint):
-                continue
-            found.append(LiveFound(hit, fingerprint))
-        return tuple(found)
-
-
-def _line_at(text: str, position: int) -> str:
-    start = text.rfind("\n", 0, position) + 1
-    end = text.find("\n", position)
-    return text[start : len(text) if end < 0 else end]
+        kept = kept_hits(text, hits, self._fingerprinter, self._allowlist)
+        return tuple(LiveFound(hit, fingerprint) for hit, _value, fingerprint in kept)

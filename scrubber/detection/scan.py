@@ -27,9 +27,10 @@ from scrubber.detection.detector import (
     ShowsPublicPrefix,
     SourceKind,
 )
-from scrubber.detection.finding import Hit, resolve_overlaps
+from scrubber.detection.finding import Hit
 from scrubber.detection.fingerprint import Fingerprinter
 from scrubber.detection.gate_index import Event, GateIndex, RawLineGates, answered_call_ids
+from scrubber.detection.kept_hits import kept_hits
 from scrubber.detection.placeholder import (
     PLACEHOLDER_PREFIX,
     PLACEHOLDER_RE,
@@ -38,7 +39,6 @@ from scrubber.detection.placeholder import (
     placeholder_spans,
 )
 from scrubber.detection.rules.catalog import ALL_RULES
-from scrubber.detection.string_copies import copies_in_same_string
 from scrubber.detection.walk import CallMemory, record_strings
 from scrubber.policy.model import Allowlist
 from scrubber.transcript.jsonl import (
@@ -57,9 +57,6 @@ _SENSITIVE_KEY = re.compile(
     re.IGNORECASE,
 )
 _MIN_SECRET_LEN = 6
-# detect-secrets' inline marker for a known non-secret (a test value, a documented example):
-# honoured on the line where a finding starts, as detect-secrets and its users expect.
-_ALLOWLIST_PRAGMA = "pragma: allowlist secret"
 # Strings longer than this are scanned in windows around anchor occurrences. A detector can say
 # how far its matches reach from an anchor (`reach_before`, `reach_after`); PEM blocks reach far.
 _WINDOW_THRESHOLD = 2048
@@ -267,17 +264,7 @@ class SecretScanner:
 
     def _finish(self, text: str, hits: list[Hit]) -> tuple[FoundSecret, ...]:
         found = []
-        pragma = _ALLOWLIST_PRAGMA in text
-        hits = [*hits, *copies_in_same_string(text, hits)]
-        for hit in resolve_overlaps(hits):
-            value = text[hit.start : hit.end]
-            if not value.strip():
-                continue
-            if pragma and _ALLOWLIST_PRAGMA in _line_at(text, hit.start):
-                continue
-            fingerprint = self._fingerprinter.fingerprint(value)
-            if self._allowlist.allows(value, fingerprint):
-                continue
+        for hit, value, fingerprint in kept_hits(text, hits, self._fingerprinter, self._allowlist):
             prefix = _PUBLIC_PREFIX.match(value)
             found.append(FoundSecret(hit, fingerprint, prefix.group() if prefix else ""))
         return tuple(found)
@@ -305,12 +292,6 @@ class SecretScanner:
         for detector in self.index.detectors:
             if isinstance(detector, NeedsPreparing):
                 detector.prepare()
-
-
-def _line_at(text: str, position: int) -> str:
-    start = text.rfind("\n", 0, position) + 1
-    end = text.find("\n", position)
-    return text[start : len(text) if end < 0 else end]
 
 
 def _widen_to_lines(text: str, start: int, end: int) -> tuple[int, int]:
