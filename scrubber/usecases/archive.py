@@ -44,8 +44,9 @@ from scrubber.archive.leftovers import remove_leftovers, staging_folder
 from scrubber.archive.write import WrittenArchive, check_destination, write_archive
 from scrubber.errors import InputError, KeyMaterialError, ScrubberError, UsageError
 from scrubber.policy.model import ManifestField, Policy
-from scrubber.redaction.project_name import ProjectNames, path_shown
+from scrubber.redaction.project_name import path_shown
 from scrubber.transcript.sessions import SessionInfo, discover, find_session
+from scrubber.usecases.reported_projects import ReportedNames
 
 if TYPE_CHECKING:
     from scrubber.detection.scan import SecretScanner
@@ -393,13 +394,10 @@ def archive_sessions(
     # What a killed run left (issue 11): its temp files and staging, never a live run's.
     remove_leftovers(home, archives=target)
     outcomes: list[ArchiveOutcome] = []
-    from scrubber.usecases.audit import audited_projects
-
-    names = ProjectNames(scanner or _scanner(policy, home))
-    audited = audited_projects(home)
+    names = ReportedNames.of_home(scanner or _scanner(policy, home), home)
     for session in sessions:
         cwds = (session.cwd,) if session.cwd else ()
-        shown = names.shown(audited.get(session.id) or session.project, session.id, cwds)
+        shown = names.shown(session.project, (session.id,), cwds)
         try:
             written = archive_session(
                 session,

@@ -17,9 +17,10 @@ from pathlib import Path
 
 from scrubber.archive.layout import ArchiveEntry, list_archives
 from scrubber.detection.scan import SecretScanner
-from scrubber.redaction.project_name import ProjectNames, path_shown
+from scrubber.redaction.project_name import path_shown
 from scrubber.transcript.metadata import read_metadata
 from scrubber.transcript.sessions import discover
+from scrubber.usecases.reported_projects import ReportedNames
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,8 +63,6 @@ def list_archives_shown(
     """The archives under `root` (of the sessions whose ids start with one of `sessions`,
     when given), with their project folders shown: as the last audit showed the session's
     (it knew the values of its side files), cleaned again with what the detectors find."""
-    from scrubber.usecases.audit import audited_projects
-
     entries = list_archives(root)
     if sessions:
         entries = [e for e in entries if e.session_id.startswith(tuple(sessions))]
@@ -72,12 +71,9 @@ def list_archives_shown(
         kept = entry.sidecar.manifest.get("cwd") if entry.sidecar is not None else None
         if isinstance(kept, str) and kept:
             cwds.setdefault(entry.project, []).append(kept)
-    names = ProjectNames(scanner)
-    audited = audited_projects(home)
+    names = ReportedNames.of_home(scanner, home)
     shown = {
-        (e.project, e.session_id): names.shown(
-            audited.get(e.session_id) or e.project, None, cwds.get(e.project, ())
-        )
+        (e.project, e.session_id): names.shown(e.project, (e.session_id,), cwds.get(e.project, ()))
         for e in entries
     }
     return ArchiveListing(root, tuple(entries), shown)

@@ -46,6 +46,7 @@ from scrubber.usecases.audit_targets import (
     targets_in_config,
 )
 from scrubber.usecases.parts import Progress
+from scrubber.usecases.reported_projects import AUDIT_CACHE_NAME
 from scrubber.usecases.scan_cache import CachedFile, ScanCache, Verdict
 
 ProgressFor = Callable[[int], Progress]  # given the bytes to scan: what to tell as they are
@@ -377,9 +378,6 @@ def _who(mode: int) -> str:
     return "group and others" if group and other else ("group" if group else "others")
 
 
-AUDIT_CACHE_NAME = "audit-cache.json"  # state/ file read by `scrub sessions` (secrets column)
-
-
 def update_audit_cache(home: Path, report: AuditReport) -> None:
     """Remember each audited session's distinct secrets with its transcript's size and mtime as
     they were when the scan began, so `scrub sessions` shows the count only while the transcript
@@ -418,23 +416,3 @@ def update_audit_cache(home: Path, report: AuditReport) -> None:
         atomic_write(path, [json.dumps(data).encode()], mode=0o600)
     except OSError:
         return
-
-
-def audited_projects(home: Path) -> dict[str, str]:
-    """The project folder of each session as the last audit showed it, by session id: the
-    audit knew the values of the session's side files too, which commands that scan nothing
-    (`scrub sessions`, a listing of archives or of projects) cannot know. Our own state, but
-    possibly planted: only printable names are taken."""
-    try:
-        data = json.loads((paths.state_dir(home) / AUDIT_CACHE_NAME).read_bytes())
-    except (OSError, ValueError):
-        return {}
-    sessions = data.get("sessions") if isinstance(data, dict) else None
-    if not isinstance(sessions, dict):
-        return {}
-    shown: dict[str, str] = {}
-    for sid, item in sessions.items():
-        name = item.get("project_shown") if isinstance(item, dict) else None
-        if isinstance(sid, str) and isinstance(name, str) and name and name.isprintable():
-            shown[sid] = name
-    return shown

@@ -28,7 +28,6 @@ from scrubber.detection.scan import SecretScanner
 from scrubber.errors import ExitCode, ScrubberError, UsageError
 from scrubber.policy.load import LoadedPolicy, load_policy
 from scrubber.policy.model import Pins, Policy
-from scrubber.redaction.project_name import ProjectNames
 from scrubber.retention import pins as pin_store
 from scrubber.retention.apply import ApplyReport, ArchiveIndex, apply_plan, retention_lock
 from scrubber.retention.plan import (
@@ -45,6 +44,7 @@ from scrubber.retention.settings import MANAGED_SETTINGS, effective_cleanup_peri
 from scrubber.retention.trash import UndeleteResult, list_trash, undelete
 from scrubber.transcript.sessions import Discovery, SessionInfo, discover
 from scrubber.usecases.archive_index import StoreArchiveIndex
+from scrubber.usecases.reported_projects import ReportedNames
 
 # Tests (and unusual installs) point this at another managed-settings file.
 ENV_MANAGED_SETTINGS = "SCRUB_CLAUDE_MANAGED_SETTINGS"
@@ -96,8 +96,7 @@ class FolderNames:
         self._cwds: dict[str, list[str]] = {}
         self._audited_by_project: dict[str, str] = {}
         self._shown: dict[str, str] | None = None
-        self._names_made: ProjectNames | None = None
-        self._audited: dict[str, str] = {}
+        self._names_made: ReportedNames | None = None
 
     def __repr__(self) -> str:
         return f"FolderNames({len(self._cwds)} folders)"
@@ -111,14 +110,12 @@ class FolderNames:
             cwds.append(cwd)
         self._audited_by_project.setdefault(project, session_id)
 
-    def _names(self) -> ProjectNames:
+    def _names(self) -> ReportedNames:
         if self._names_made is None:
             from scrubber.detection.registry import build_scanner
-            from scrubber.usecases.audit import audited_projects
 
             scanner = self._scanner or build_scanner(self._policy, self._home, self._env)
-            self._names_made = ProjectNames(scanner)
-            self._audited = audited_projects(self._home)
+            self._names_made = ReportedNames.of_home(scanner, self._home)
         return self._names_made
 
     def _table(self) -> dict[str, str]:
@@ -128,8 +125,7 @@ class FolderNames:
             names = self._names()
             table: dict[str, str] = {}
             for project, cwds in self._cwds.items():
-                start = self._audited.get(self._audited_by_project[project]) or project
-                shown = names.shown(start, None, cwds)
+                shown = names.shown(project, (self._audited_by_project[project],), cwds)
                 if shown != project:
                     table[project] = shown
             self._shown = dict(sorted(table.items(), key=lambda kv: -len(kv[0])))
@@ -143,8 +139,7 @@ class FolderNames:
         if project in self._cwds:
             return self._table().get(project, project)
         names = self._names()
-        start = (self._audited.get(session_id) if session_id else None) or project
-        return names.shown(self.text(start))
+        return names.shown(self.text(names.audited_name(project, (session_id,))))
 
     def text(self, text: str) -> str:
         """`text` (a subject `project/id`, a path, a message) with every known folder name in it

@@ -34,11 +34,11 @@ from scrubber.detection.known_values import KnownValues
 from scrubber.detection.scan import SecretScanner
 from scrubber.errors import ScrubberError, UsageError
 from scrubber.paths import open_regular
-from scrubber.redaction.project_name import ProjectNames
 from scrubber.retention.trash import list_trash
 from scrubber.transcript.jsonl import IO_BUFFER
 from scrubber.transcript.metadata import TranscriptMetadata, read_metadata
 from scrubber.transcript.sessions import discover
+from scrubber.usecases.reported_projects import ReportedNames
 from scrubber.usecases.search_redaction import printable
 from scrubber.usecases.session_values import (
     HistoryValues,
@@ -359,8 +359,6 @@ def refuse_unknown_project(
     first `listed` project folders, each shown as every report shows it (a folder is named
     after the cwd, which can hold a token: redaction/project_name.py): as the last audit
     showed it, cleaned again with what the detectors find in each session's cwd."""
-    from scrubber.usecases.audit import audited_projects
-
     live = live_sessions(config_dir)
     if since_given and any(session.in_project(project) for session in live):
         return
@@ -370,18 +368,16 @@ def refuse_unknown_project(
             hint="there is no session in the config directory",
         )
     known = sorted({session.project for session in live})
-    names = ProjectNames(scanner)
-    audited = audited_projects(home)
+    names = ReportedNames.of_home(scanner, home)
     shown: list[str] = []
     for name in known[:listed]:
+        in_project = [session for session in live if session.project == name]
         cwds: list[str] = []
-        form = name
-        for session in live:
-            if session.project == name:
-                form = audited.get(session.session_id, form)
-                with contextlib.suppress(OSError):
-                    cwds.append(session.described().cwd or "")
-        shown.append(printable(names.shown(form, None, cwds)))
+        for session in in_project:
+            with contextlib.suppress(OSError):
+                cwds.append(session.described().cwd or "")
+        ids = [session.session_id for session in in_project]
+        shown.append(printable(names.shown(name, ids, cwds)))
     more = f" and {len(known) - listed} more" if len(known) > listed else ""
     raise UsageError(
         f"no session matches --project {project}",

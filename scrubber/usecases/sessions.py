@@ -4,7 +4,6 @@ retention would each remove it. Read-only."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -14,13 +13,13 @@ from typing import Any
 
 from scrubber.detection.registry import build_scanner
 from scrubber.errors import ConfigError, ScrubberError, UsageError
-from scrubber.redaction.project_name import ProjectNames
 from scrubber.retention.forecast import Forecast, forecast
 from scrubber.retention.plan import Periods, RetentionRules, SessionKey
 from scrubber.retention.rules import ArchiveStatus
 from scrubber.retention.settings import TAKE_OVER_DAYS
 from scrubber.transcript.sessions import SessionInfo
 from scrubber.usecases.archive_push import waiting_uploads
+from scrubber.usecases.reported_projects import ReportedNames, audited_projects, read_audit_cache
 from scrubber.usecases.retention import (
     Titles,
     archive_index,
@@ -62,23 +61,6 @@ class SessionListing:
     uploads_waiting: int = 0  # archives in spool/uploads/, of any session
 
 
-def _audit_cache(home: Path) -> Mapping[str, Any]:
-    """The audit cache in `state/`: {"format": 1, "sessions": {id: {"transcript_size",
-    "transcript_mtime_ns", "distinct"}}}. A count is shown only while the transcript is the
-    one that was audited (same size and mtime); anything else shows "?"."""
-    from scrubber.usecases.audit import AUDIT_CACHE_NAME
-
-    path = home / "state" / AUDIT_CACHE_NAME
-    try:
-        value = json.loads(path.read_bytes())
-    except (OSError, ValueError):
-        return {}
-    if not isinstance(value, dict) or value.get("format") != 1:
-        return {}
-    sessions = value.get("sessions")
-    return sessions if isinstance(sessions, dict) else {}
-
-
 def _secrets(cache: Mapping[str, Any], info: SessionInfo) -> int | None:
     item = cache.get(info.id)
     if not isinstance(item, dict):
@@ -95,12 +77,9 @@ def _secrets(cache: Mapping[str, Any], info: SessionInfo) -> int | None:
     return count if fresh and isinstance(count, int) else None
 
 
-def _project_shown(audited: Mapping[str, str], info: SessionInfo, names: ProjectNames) -> str:
-    """The project folder's name, shown: as the last audit showed it for the session (it knew
-    the values of the session's side files too), cleaned again with the detectors and what
-    they find in the session's cwd (redaction/project_name.py)."""
-    name = audited.get(info.id) or info.project
-    return names.shown(name, info.id, (info.cwd,) if info.cwd else ())
+def _project_shown(info: SessionInfo, names: ReportedNames) -> str:
+    """The project folder's name, shown as the reports show it (usecases/reported_projects.py)."""
+    return names.shown(info.project, (info.id,), (info.cwd,) if info.cwd else ())
 
 
 def _sorted(rows: list[SessionRow], sort: SortOrder) -> tuple[SessionRow, ...]:
@@ -159,12 +138,11 @@ def list_sessions(
     forecasts = {
         f.key: f for f in forecast(facts.discovery.sessions, rules, facts.now, sweep_periods)
     }
-    cache = _audit_cache(facts.home)
+    # A count is shown only while the transcript is the one audited (same size and mtime).
+    cache = read_audit_cache(facts.home)
     titles = Titles(facts.loaded.policy, facts.home)
-    from scrubber.usecases.audit import audited_projects
-
-    names = ProjectNames(build_scanner(facts.loaded.policy, facts.home, facts.env))
-    audited = audited_projects(facts.home)
+    scanner = build_scanner(facts.loaded.policy, facts.home, facts.env)
+    names = ReportedNames(scanner, audited_projects(cache))
     waiting = waiting_uploads(facts.home)
     # A job names <archives>/<project>/<session-id>/<file>.
     waiting_for = {(j.archive.parent.parent.name, j.archive.parent.name) for j in waiting}
@@ -182,7 +160,7 @@ def list_sessions(
                 archived,
                 _secrets(cache, info),
                 (info.project, info.id) in waiting_for,
-                _project_shown(audited, info, names),
+                _project_shown(info, names),
             )
         )
     taken_over = sweep_periods is not None and sweep_periods.default >= TAKE_OVER_DAYS
