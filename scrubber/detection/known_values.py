@@ -113,6 +113,9 @@ class KnownValues:
     def __init__(self) -> None:
         self._entries: dict[str, _Entry] = {}
         self._index: ValueIndex | None = None
+        # Counts every change (a value, or a scope of one, added): what is built from the
+        # values (an index) is stale once this moved on.
+        self.changes = 0
 
     def __repr__(self) -> str:
         return f"KnownValues({len(self._entries)} values)"
@@ -128,10 +131,12 @@ class KnownValues:
                 return False
             self._entries[value] = _Entry(info, {scope})
             self._index = None
+            self.changes += 1
             return True
         if scope not in entry.scopes:
             entry.scopes.add(scope)
             self._index = None
+            self.changes += 1
         return True
 
     def update(self, other: KnownValues) -> None:

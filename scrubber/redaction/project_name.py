@@ -105,6 +105,8 @@ class ProjectNames:
         self._scanner = scanner
         self._known = known
         self._done: dict[tuple[str, Scope | None, tuple[str, ...]], str] = {}
+        self._forms: _FormIndex | None = None
+        self._forms_of = -1  # the `known.changes` the index and the names done were made at
 
     def __repr__(self) -> str:
         return f"ProjectNames({len(self._done)} names)"
@@ -115,6 +117,10 @@ class ProjectNames:
         for a name shown apart from its sessions), and those the detectors find in the
         session's working directories `cwds`."""
         key = (name, scope, tuple(c for c in cwds if c))
+        if self._known is not None and self._known.changes != self._forms_of:
+            self._forms = _FormIndex(self._known)
+            self._forms_of = self._known.changes
+            self._done.clear()
         done = self._done.get(key)
         if done is None:
             done = self._clean(name, scope, key[2])
@@ -124,15 +130,19 @@ class ProjectNames:
     def _clean(self, name: str, scope: Scope | None, cwds: tuple[str, ...]) -> str:
         # Dashes made spaces keep every position: these are spans of `name`.
         spans = self._found(_words(name), name)
-        values = list(self._values_of(scope))
+        forms = self._forms
+        # Values the detectors find in a cwd count as known for the name too.
+        extra: list[NamedValue] = []
         for cwd in cwds:
-            found = self._in_cwd(cwd, values)
-            values += [named for _, _, named in found if named not in values]
+            found = self._in_cwd(cwd, scope, extra)
+            extra += [named for _, _, named in found if named not in extra]
             # The folder is the cwd's folder form: a span of the cwd is the same span of the
             # name, as far as they agree (a long name is cut and ends in a hash).
             agree = _common_prefix(name, folder_form(cwd))
             spans += [(s, min(e, agree), n.placeholder) for s, e, n in found if s < agree]
-        for named in values:
+        if forms is not None:
+            spans += [(s, e, n.placeholder) for s, e, n in forms.occurrences(name, scope)]
+        for named in extra:
             for form in _forms(named.value):
                 spans += [(s, e, named.placeholder) for s, e in _occurrences(name, form)]
         if not spans:
@@ -158,21 +168,56 @@ class ProjectNames:
         ]
         return words + wholes
 
-    def _values_of(self, scope: Scope | None) -> Iterator[NamedValue]:
-        if self._known is None:
-            return
-        for value, info, scopes in self._known.items():
-            if scope is None or scope in scopes:
-                yield NamedValue(value, make_placeholder(info.kind, info.fingerprint))
-
-    def _in_cwd(self, cwd: str, values: list[NamedValue]) -> list[tuple[int, int, NamedValue]]:
-        """Where the cwd holds a secret: the detectors' finds and the known values' copies."""
+    def _in_cwd(
+        self, cwd: str, scope: Scope | None, extra: list[NamedValue]
+    ) -> list[tuple[int, int, NamedValue]]:
+        """Where the cwd holds a secret: the detectors' finds and the copies of the values
+        known for `scope` and of `extra` (found in the session's other cwds), as themselves."""
         found = [
             (start, end, NamedValue(cwd[start:end], placeholder))
             for start, end, placeholder in self._found(cwd.replace("/", " "), cwd)
         ]
-        for named in values:
+        if self._forms is not None:
+            found += self._forms.occurrences(cwd, scope, as_itself=True)
+        for named in extra:
             found += [(s, e, named) for s, e in _occurrences(cwd, named.value)]
+        return found
+
+
+class _FormIndex:
+    """Every known value in its forms (`_forms`), looked up by its first `MIN_LENGTH`
+    characters: a name or cwd is a few hundred characters, and a fleet knows thousands of
+    values, so each text is read once rather than searched for each value."""
+
+    def __init__(self, known: KnownValues) -> None:
+        self._named: list[NamedValue] = []
+        self._scopes: list[frozenset[Scope]] = []
+        # The forms by their start: (form, the value's number, whether it is the value itself).
+        self._by_start: dict[str, list[tuple[str, int, bool]]] = {}
+        for value, info, scopes in known.items():
+            number = len(self._named)
+            self._named.append(NamedValue(value, make_placeholder(info.kind, info.fingerprint)))
+            self._scopes.append(scopes)
+            for form in _forms(value):
+                self._by_start.setdefault(form[:MIN_LENGTH], []).append(
+                    (form, number, form == value)
+                )
+
+    def occurrences(
+        self, text: str, scope: Scope | None, *, as_itself: bool = False
+    ) -> list[tuple[int, int, NamedValue]]:
+        """Every occurrence in `text` of a form of a value known for `scope` (None: any);
+        `as_itself`: of the values as themselves only."""
+        found: list[tuple[int, int, NamedValue]] = []
+        by_start = self._by_start
+        for at in range(len(text) - MIN_LENGTH + 1):
+            for form, number, itself in by_start.get(text[at : at + MIN_LENGTH], ()):
+                if as_itself and not itself:
+                    continue
+                if scope is not None and scope not in self._scopes[number]:
+                    continue
+                if text.startswith(form, at):
+                    found.append((at, at + len(form), self._named[number]))
         return found
 
 

@@ -100,3 +100,35 @@ def test_a_name_without_secrets_is_kept_and_paths_show_the_folder_as_shown(
     )
     path = Path("/c/projects/-home-u-x/abc.jsonl")
     assert path_shown(path, {"-home-u-x": "-home-u-[R]"}) == "/c/projects/-home-u-[R]/abc.jsonl"
+
+
+def test_values_known_after_a_name_was_shown_count_when_it_is_shown_again(
+    scanner: SecretScanner,
+) -> None:
+    """The names already shown and the index of value forms are rebuilt when `known` grows:
+    a name worked out before a value was known must not stay as it was shown then."""
+    secret = _aws_like(random.Random(21))
+    name = folder_form(f"/home/u/w-{secret}")
+    known = KnownValues()
+    names = ProjectNames(scanner, known)
+    assert _pieces(names.shown(name, SESSION), folder_form(secret))
+    assert known.add(secret, ValueInfo("aws-secret-access-key", "detector", "cd" * 32), SESSION)
+    assert not _pieces(names.shown(name, SESSION), folder_form(secret))
+    # Another session's values never clean this one's name; None means every session's.
+    other = folder_form(f"/srv/x-{secret}")
+    assert _pieces(names.shown(other, "another-session"), folder_form(secret))
+    assert not _pieces(names.shown(other, None), folder_form(secret))
+
+
+def test_many_known_values_each_found_in_its_own_form(scanner: SecretScanner) -> None:
+    rng = random.Random(22)
+    known = KnownValues()
+    secrets = [_aws_like(rng) for _ in range(300)]
+    for n, secret in enumerate(secrets):
+        assert known.add(secret, ValueInfo("aws-secret-access-key", "d", f"{n:064x}"), SESSION)
+    names = ProjectNames(scanner, known)
+    for secret in secrets[::37]:
+        name = folder_form(f"/home/u/a-{secret}-b")
+        shown = names.shown(name, SESSION)
+        assert not _pieces(shown, folder_form(secret)), shown
+        assert shown.startswith("-home-u-a-") and shown.endswith("-b")
