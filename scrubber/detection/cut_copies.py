@@ -10,8 +10,9 @@ by a binary search of `startswith`/`endswith` (C speed, whatever the value's len
 
 from __future__ import annotations
 
+import itertools
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 # The shortest cut copy, in characters beyond a public prefix: 16 random characters are never a
@@ -22,14 +23,53 @@ CUT_PIECE = 16
 _PIECE_PUNCTUATION = 2
 
 
-def cut_pieces(value: str, prefix: str = "") -> tuple[str | None, str | None]:
+def cut_pieces(
+    value: str, prefix: str = "", shared: tuple[int, int] = (0, 0)
+) -> tuple[str | None, str | None]:
     """The start and the end piece a cut copy of `value` holds at least (None: no cut copy
-    of that end is looked for). `prefix`: the value's public prefix, never counted."""
-    public = len(prefix) if prefix and value.startswith(prefix) else 0
+    of that end is looked for). `prefix`: the value's public prefix, never counted; `shared`:
+    how many of its first and last characters another known value has too (`shared_ends`),
+    never counted either: what several values hold names none of them."""
+    public = max(len(prefix) if prefix and value.startswith(prefix) else 0, shared[0])
     if len(value) - public <= CUT_PIECE:
         return None, None  # a piece that long is the whole value
-    head, tail = value[: public + CUT_PIECE], value[-CUT_PIECE:]
-    return (head if _looks_random(head[public:]) else None, tail if _looks_random(tail) else None)
+    head = value[: public + CUT_PIECE]
+    tail_size = CUT_PIECE + shared[1]
+    tail = value[-tail_size:] if len(value) - public > tail_size else None
+    return (
+        head if _looks_random(head[public:]) else None,
+        tail if tail is not None and _looks_random(tail[:CUT_PIECE]) else None,
+    )
+
+
+def shared_ends(values: Sequence[str]) -> list[tuple[int, int]]:
+    """For each value, how many of its first and of its last characters another of `values`
+    has too: every 2048-bit RSA key's body starts `MIIEpAIBAAKCAQEA`, every HS256 JWT with the
+    same header. A piece within those is no one value's (and would make every such value a
+    candidate wherever one of them is)."""
+    starts = _shared_starts(values)
+    ends = _shared_starts([value[::-1] for value in values])
+    return list(zip(starts, ends, strict=True))
+
+
+def _shared_starts(values: Sequence[str]) -> list[int]:
+    """For each value, its longest common start with any other (neighbours once sorted)."""
+    shared = [0] * len(values)
+    order = sorted(range(len(values)), key=values.__getitem__)
+    for before, after in itertools.pairwise(order):
+        common = _common_length(values[before], values[after])
+        shared[before] = max(shared[before], common)
+        shared[after] = max(shared[after], common)
+    return shared
+
+
+def _common_length(a: str, b: str) -> int:
+    """How many first characters `a` and `b` share (short: distinct values part soon)."""
+    size = min(len(a), len(b))
+    at = 0
+    while at < size and a[at] == b[at]:
+        at += 1
+    return at
 
 
 def _looks_random(piece: str) -> bool:
@@ -108,13 +148,13 @@ def cut_forms(value: str, head: str | None, tail: str | None) -> tuple[CutForm, 
     if head is None and tail is None:
         return ()
     if value.isascii() and value.isprintable() and '"' not in value and "\\" not in value:
-        return (CutForm(value, head, tail, frozenset(c for c in value if not c.isalnum())),)
+        return (CutForm(value, head, tail, frozenset(c for c in set(value) if not c.isalnum())),)
     found: dict[str, CutForm] = {}
     for ascii_only in (None, False, True):
         form = _escaped(value, ascii_only)
         head_form = None if head is None else _escaped(head, ascii_only)
         tail_form = None if tail is None else _escaped(tail, ascii_only)
-        joins = frozenset(c for c in form if not c.isalnum())
+        joins = frozenset(c for c in set(form) if not c.isalnum())
         found.setdefault(form, CutForm(form, head_form, tail_form, joins))
     return tuple(found.values())
 

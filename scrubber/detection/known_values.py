@@ -37,7 +37,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import IO, Any
 
-from scrubber.detection.cut_copies import CutForm, cut_forms, cut_pieces
+from scrubber.detection.cut_copies import CutForm, cut_forms, cut_pieces, shared_ends
 from scrubber.detection.placeholder import PLACEHOLDER_PREFIX, make_placeholder
 from scrubber.detection.prefilter_literals import LiteralEvents, literal_events
 from scrubber.detection.scan import LineScan
@@ -203,12 +203,14 @@ class ValueIndex:
         self._forms: list[tuple[str, ...]] = []
         self._cuts: list[tuple[CutForm, ...]] = []
         anchors: dict[bytes, set[int]] = {}
-        for number, (value, info, scopes) in enumerate(known.items()):
+        items = list(known.items())
+        shared = shared_ends([value for value, _, _ in items])
+        for number, (value, info, scopes) in enumerate(items):
             self._values.append(value)
             self._infos.append(info)
             self._scopes.append(scopes)
             self._forms.append(text_forms(value))
-            head, tail = cut_pieces(value, info.prefix)
+            head, tail = cut_pieces(value, info.prefix, shared[number])
             self._cuts.append(cut_forms(value, head, tail))
             # Every whole copy holds the start piece: then that is the value's anchor too.
             texts = [value if head is None else head, *([] if tail is None else [tail])]

@@ -19,6 +19,7 @@ read again by a detector and no half of a secret stays beside one.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,11 +28,14 @@ from scrubber.detection.known_values import MIN_LENGTH, KnownValues, Scope
 from scrubber.detection.placeholder import PLACEHOLDER_RE, make_placeholder
 from scrubber.detection.scan import SecretScanner
 
+# Every character Claude Code makes `-` in a folder name: all but ASCII letters and digits.
+_NOT_IN_FOLDER_NAMES = re.compile(r"[^A-Za-z0-9]")
+
 
 def folder_form(text: str) -> str:
     """`text` as Claude Code writes it into a folder name: only ASCII letters and digits kept,
     every other character `-`, one for one."""
-    return "".join(c if c.isascii() and c.isalnum() else "-" for c in text)
+    return _NOT_IN_FOLDER_NAMES.sub("-", text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,7 +55,7 @@ def _forms(value: str) -> Iterator[str]:
     value made mostly of punctuation would turn into dashes that match any path)."""
     yield value
     mangled = folder_form(value)
-    if mangled != value and sum(c != "-" for c in mangled) >= MIN_LENGTH:
+    if mangled != value and len(mangled) - mangled.count("-") >= MIN_LENGTH:
         yield mangled
 
 

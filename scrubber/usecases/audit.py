@@ -36,9 +36,8 @@ from scrubber.usecases.audit_resume import (
     merged_audit,
     plan_scans,
     recovered_values,
-    with_title,
 )
-from scrubber.usecases.audit_scan import ScannedFile, scan_file
+from scrubber.usecases.audit_scan import ScannedFile, scan_file, with_title
 from scrubber.usecases.audit_targets import (
     modified_since,
     parse_since,
@@ -160,6 +159,9 @@ def audit(
         )
     )
     scans = [None if p.verdict is Verdict.FRESH else next(done) for p in planned]
+    for item, scanned in zip(planned, scans, strict=True):
+        if scanned is not None:
+            item.target = scanned.audit.target  # with its title, read where it was scanned
     files = [merged_audit(p, s, scanner) for p, s in zip(planned, scans, strict=True)]
     dirty = dirty_groups(planned, cache, scanner)
     known, index = (

@@ -15,14 +15,13 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from scrubber.detection.finding import Finding
 from scrubber.detection.known_values import KnownValues, ValueInfo, propagates
 from scrubber.detection.scan import SecretScanner
 from scrubber.redaction.copies import FoundValue, scope_of
 from scrubber.transcript.jsonl import RawLine, iter_raw_lines, json_loads_for_strings, parse_line
-from scrubber.transcript.metadata import read_metadata
 from scrubber.transcript.records import string_at
 from scrubber.usecases.audit_report import FINGERPRINT_SHOWN, FileAudit, ScanTarget
 from scrubber.usecases.audit_scan import Resume, ScannedFile
@@ -78,20 +77,10 @@ def plan_scans(
             assert cached is not None  # noqa: S101 - an append is of a cached file
             resume = _resume(target, cached, scanner)
             state = Verdict.APPENDED if resume is not None else Verdict.CHANGED
-        named = (
-            with_title(target) if target.title_pending and state is not Verdict.FRESH else target
-        )
-        planned.append(Planned(named, group, shard, st.st_size, state, cached, resume))
+        # A title still to be read is read where the file is scanned (audit_scan.scan_file:
+        # in the pool, not here one file after another).
+        planned.append(Planned(target, group, shard, st.st_size, state, cached, resume))
     return planned
-
-
-def with_title(target: ScanTarget) -> ScanTarget:
-    """The target with its transcript's title read (None when it has none or is unreadable:
-    the scan then says why)."""
-    title = None
-    with contextlib.suppress(OSError):
-        title = read_metadata(target.path).title
-    return replace(target, title=title, title_pending=False)
 
 
 def _resume(target: ScanTarget, cached: CachedFile, scanner: SecretScanner) -> Resume | None:

@@ -6,6 +6,7 @@ it remembered. Nothing here prints."""
 from __future__ import annotations
 
 import bisect
+import contextlib
 import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
@@ -18,6 +19,7 @@ from scrubber.detection.known_values import Scope, ValueInfo
 from scrubber.detection.scan import FileScan, LineScan, SecretScanner
 from scrubber.redaction.copies import FoundValue, scan_values, scope_of
 from scrubber.transcript.jsonl import IO_BUFFER, RawLine, iter_raw_lines
+from scrubber.transcript.metadata import read_metadata
 from scrubber.usecases import parts
 from scrubber.usecases.audit_report import FINGERPRINT_SHOWN, FileAudit, ScanTarget
 from scrubber.usecases.parts import Progress, TranscriptLines
@@ -63,6 +65,8 @@ def scan_file(
     """Scan one file (a transcript from `resume` on, when given). `jobs`: processes for a
     large transcript (default: by its size, usecases/parts.py). `for_cache`: also take what the
     scan cache keeps (digests, the calls with their targets redacted)."""
+    if target.title_pending:
+        target = with_title(target)
     result = FileAudit(target)
     scanned = ScannedFile(result, resumed=resume is not None)
     if target.title:
@@ -90,6 +94,15 @@ def scan_file(
     if target.only_sessions is not None:
         _keep_sessions(scanned, target.only_sessions)
     return scanned
+
+
+def with_title(target: ScanTarget) -> ScanTarget:
+    """The target with its transcript's title read (None when it has none or is unreadable:
+    the scan then says why)."""
+    title = None
+    with contextlib.suppress(OSError):
+        title = read_metadata(target.path).title
+    return replace(target, title=title, title_pending=False)
 
 
 def _keep_sessions(scanned: ScannedFile, wanted: frozenset[str]) -> None:

@@ -14,7 +14,7 @@ import string
 import pytest
 
 from scrubber.detection import known_values as kv
-from scrubber.detection.cut_copies import CUT_PIECE, cut_pieces
+from scrubber.detection.cut_copies import CUT_PIECE, cut_pieces, shared_ends
 from scrubber.detection.known_values import KnownValues, ValueInfo
 from scrubber.detection.placeholder import PLACEHOLDER_RE
 from scrubber.detection.prefilter import load_hyperscan
@@ -178,3 +178,33 @@ def test_engines_agree_on_pieces() -> None:
     data = "\n".join(" ".join(words[i : i + 5]) for i in range(0, 2000, 5)).encode() + b"\n"
     python, hyper = (_index(engine, *((v, INFO) for v in values)) for engine in ENGINES)
     assert python.line_candidates(data) == hyper.line_candidates(data)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_start_several_values_share_counts_as_public(engine: str) -> None:
+    """Every 2048-bit RSA key's body starts alike (its DER header): a piece within what known
+    values share names none of them, and a line holding one of them makes only that value a
+    candidate (not every value with that start)."""
+    rng = random.Random(31)
+    shared = "MIIE" + "pAIBAAKCAQEA"
+    keys = [shared + _random(rng, 60) for _ in range(40)]
+    index = _index(engine, *((key, INFO) for key in keys))
+    key = keys[7]
+    public = shared_ends(keys)[7][0]  # the start, and what a neighbour shares by chance
+    assert len(shared) <= public < len(shared) + 4
+    beyond = public + CUT_PIECE
+    # 16 characters beyond the shared start stand for the key; the shared start and a few
+    # more do not (they could be any of them).
+    assert _shown(f"preview {key[:beyond]}", index) == [key[:beyond]]
+    assert _shown(f"preview {key[: public + 10]}", index) == []
+    data = json.dumps({"text": f"key {key} end"}).encode()
+    candidates = index.line_candidates(data)
+    assert [sorted(numbers) for _, _, numbers in candidates] == [[7]]
+
+
+def test_shared_ends_of_values() -> None:
+    assert shared_ends(["abcdefXYZ", "abcdQQQ", "zzzzXYZ", "unique"]) == [
+        (4, 3), (4, 0), (0, 3), (0, 0),
+    ]  # fmt: skip
+    assert shared_ends(["alone"]) == [(0, 0)]
+    assert shared_ends([]) == []
