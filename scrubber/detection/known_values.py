@@ -31,13 +31,19 @@ line or a file.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import IO, Any
 
-from scrubber.detection.cut_copies import CutForm, cut_forms, cut_pieces, shared_ends
+from scrubber.detection.cut_copies import (
+    CutForm,
+    cut_forms,
+    cut_pieces,
+    json_escaped,
+    plain,
+    shared_ends,
+)
 from scrubber.detection.placeholder import PLACEHOLDER_PREFIX, make_placeholder
 from scrubber.detection.prefilter_literals import LiteralEvents, literal_events
 from scrubber.detection.scan import LineScan
@@ -160,9 +166,11 @@ class KnownValues:
 def text_forms(value: str) -> tuple[str, ...]:
     """How a value can appear in a decoded string: as itself, or JSON-escaped (a JSON document
     printed by a tool, inside a transcript string)."""
+    if plain(value):
+        return (value,)
     forms = [value]
     for ensure_ascii in (False, True):
-        escaped = json.dumps(value, ensure_ascii=ensure_ascii)[1:-1]
+        escaped = json_escaped(value, ensure_ascii)
         if escaped not in forms:
             forms.append(escaped)
     return tuple(forms)

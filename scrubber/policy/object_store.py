@@ -8,7 +8,6 @@ shared credentials and config files, with `profile`), so a policy file never hol
 from __future__ import annotations
 
 import re
-import socket
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -88,6 +87,8 @@ class S3Destination:
         """The host part of object keys: `host`, else this machine's name (made key-safe)."""
         if self.host is not None:
             return self.host
+        import socket  # here: every command loads policies, few name an archive's host
+
         name = re.sub(r"[^A-Za-z0-9_.+=@-]", "_", socket.gethostname().split(".")[0])
         return name[:128] or "host"
 

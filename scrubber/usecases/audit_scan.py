@@ -84,7 +84,7 @@ def scan_file(
                     progress(result.size)
                 return scanned  # binary (an image cache, say): nothing textual to scan
             if target.is_transcript:
-                _scan_transcript(stream, scanner, scanned, progress, resume, jobs)
+                _scan_transcript(stream, scanner, scanned, progress, resume, jobs, for_cache)
             else:
                 _scan_text_file(stream, target, scanner, scanned, progress)
             if for_cache:
@@ -126,8 +126,10 @@ def _scan_transcript(
     progress: Progress | None,
     resume: Resume | None,
     jobs: int | None,
+    for_cache: bool,
 ) -> None:
-    """Every line of a transcript, in parallel parts when it is large (usecases/parts.py)."""
+    """Every line of a transcript, in parallel parts when it is large (usecases/parts.py);
+    `for_cache`: also the calls it remembers at the end, redacted, for the scan cache."""
     result = scanned.audit
     target = result.target
     scope = _scope(target)
@@ -160,7 +162,8 @@ def _scan_transcript(
             result.line_starts[line.offset] = number
     result.line_starts.update(lines.part_starts)
     scanned.settled = lines.settled
-    scanned.calls = calls_to_cache(lines.calls, scanner)
+    if for_cache:
+        scanned.calls = calls_to_cache(lines.calls, scanner)
 
 
 @dataclass(frozen=True, slots=True)

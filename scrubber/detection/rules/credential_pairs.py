@@ -110,7 +110,6 @@ def companions_near(text: str, secret_label: str, secret_start: int) -> Iterator
     if not secret_words or secret_words[-1] in _COMPANION_WORDS:
         return
     low, high = _line_starts(text, secret_start)
-    own_line = text.count("\n", 0, secret_start)
     for match in _COMPANION.finditer(text, low, high):
         words = _label_words(match.group("label"))
         if not words or words[-1] not in _COMPANION_WORDS:
@@ -119,7 +118,10 @@ def companions_near(text: str, secret_label: str, secret_start: int) -> Iterator
             # A bare `Key=` or `secret=`, or a bare `account_id`: only lines close to each
             # other pair up (next to each other for a bare `id`; a `tenantId`/`clientId`
             # stands within a few lines of its secret in JSON configs).
-            distance = abs(text.count("\n", 0, match.start()) - own_line)
+            # Lines apart: the line breaks between the two (counting from the text's start
+            # for each would read a long tool output once per secret in it).
+            near, far = sorted((match.start(), secret_start))
+            distance = text.count("\n", near, far)
             reach = 1 if len(words) == 1 or len(secret_words) == 1 else _LINES_AROUND
             if not 0 < distance <= reach:
                 continue

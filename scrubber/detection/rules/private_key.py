@@ -77,7 +77,10 @@ def _base64_share(body: str) -> tuple[int, int]:
         other = data.translate(None, _BASE64_BYTES)
         return len(data) - len(other), len(other.translate(None, _ASCII_SPACE))
     core = _STRIP_NOISE.sub("", body)
-    good = sum(1 for c in core if c in _BASE64_CHARS)
+    if core.isascii():  # one C pass, as above
+        good = len(core) - len(core.encode("ascii").translate(None, _BASE64_BYTES))
+    else:
+        good = sum(1 for c in core if c in _BASE64_CHARS)
     return good, len(core) - good
 
 
@@ -210,6 +213,22 @@ _BODY_RUN = re.compile(
     r"(?:(?:^|(?<=\n)|(?<=\\n))(?:[ \t]*\d{1,7}(?:→|\t))?[ \t]*[A-Za-z0-9+/]{40,200}={0,2}[ \t]*"
     r"(?:\r?\n|(?:\\r)?\\n|$)){2,}"
 )
+# Where a line starts after the first: after a newline or a JSON-escaped `\n`. A run starts
+# only at a line start, so it is tried there alone (a search would try every character).
+_AFTER_LINE_BREAK = re.compile(r"\n|\\n")
+
+
+def _body_runs(text: str) -> Iterator[re.Match[str]]:
+    """`_BODY_RUN.finditer(text)`, tried only where a line starts (the same matches)."""
+    starts = sorted({0, *(brk.end() for brk in _AFTER_LINE_BREAK.finditer(text))})
+    pos = 0
+    for start in starts:
+        if start < pos:
+            continue
+        run = _BODY_RUN.match(text, start)
+        if run is not None:
+            yield run
+            pos = run.end()
 
 
 @dataclass(frozen=True, slots=True)
@@ -227,7 +246,7 @@ class KeyFileBodyRule:
     def find(self, text: str, context: ScanContext) -> Iterator[Hit]:
         if context.source is not SourceKind.PRIVATE_KEY_FILE:
             return
-        for run in _BODY_RUN.finditer(text):
+        for run in _body_runs(text):
             armours = _ANY_BEGIN.findall(text, 0, run.start())
             if armours and "PRIVATE" not in armours[-1]:
                 continue  # the body of a certificate or a public key

@@ -12,9 +12,11 @@ import random
 import string
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from scrubber.detection import known_values as kv
-from scrubber.detection.cut_copies import CUT_PIECE, cut_pieces, shared_ends
+from scrubber.detection.cut_copies import CUT_PIECE, cut_pieces, json_escaped, plain, shared_ends
 from scrubber.detection.known_values import KnownValues, ValueInfo
 from scrubber.detection.placeholder import PLACEHOLDER_RE
 from scrubber.detection.prefilter import load_hyperscan
@@ -208,3 +210,12 @@ def test_shared_ends_of_values() -> None:
     ]  # fmt: skip
     assert shared_ends(["alone"]) == [(0, 0)]
     assert shared_ends([]) == []
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet='aZ9"\\/\n\t\x00\x7fé€\U0001f600 ', max_size=14))
+def test_json_escaped_is_json_dumps(text: str) -> None:
+    for ascii_only in (False, True):
+        assert json_escaped(text, ascii_only) == json.dumps(text, ensure_ascii=ascii_only)[1:-1]
+    if plain(text):
+        assert json.dumps(text)[1:-1] == text

@@ -43,3 +43,18 @@ def test_known_counts() -> None:
     assert private_key._base64_share(body) == share_by_regex(body)
     assert private_key._base64_share("MIIE\nAB==\n") == (8, 0)
     assert private_key._noise_tail_from("MIIE\\n  12→\n", 0, 12) == 4
+
+
+# Body lines, every line break form, line-number prefixes and noise: what `_BODY_RUN` reads.
+_LINE = "MIIEpAIBAAKCAQEAx9Vv+b/2Qm7LqR0sZt1YwWcJd3kFhN8gUo5ErTiPa6BnKyXz"
+_PIECES = [_LINE, _LINE[:41], _LINE[:39], "==", "\n", "\\n", "\\r\\n", "\r\n", " ", "\t", "12→",
+           "7\t", "x", "\\", "n", "-----BEGIN RSA PRIVATE KEY-----", "é"]  # fmt: skip
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=14))
+def test_body_runs_are_the_regexes_matches(pieces: list[str]) -> None:
+    """The runs tried only at line starts are those a search of every position finds."""
+    text = "".join(pieces)
+    expected = [m.span() for m in private_key._BODY_RUN.finditer(text)]
+    assert [m.span() for m in private_key._body_runs(text)] == expected
