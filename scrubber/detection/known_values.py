@@ -31,8 +31,9 @@ line or a file.
 
 from __future__ import annotations
 
+import bisect
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any
 
@@ -304,6 +305,26 @@ class ValueIndex:
         if scope is not None:
             numbers = {n for n in numbers if scope in self._scopes[n]}
         return self.find(text, sorted(numbers)) if numbers else []
+
+    def may_hold(self, texts: Sequence[str], scope: Scope | None = None) -> set[int]:
+        """Which of `texts` (their positions) may hold a copy of a value of `scope`: one
+        search over them all, joined (a set of labels or commands, most holding nothing, is
+        searched once rather than once each). A superset: `text_copies` tells for sure."""
+        pieces = [text.encode("utf-8", "surrogatepass") for text in texts]
+        starts: list[int] = []
+        at = 0
+        for piece in pieces:
+            starts.append(at)
+            at += len(piece) + 1
+        flagged: set[int] = set()
+        for start, end, numbers in self.line_candidates(b"\n".join(pieces)):
+            if scope is not None and not any(scope in self._scopes[n] for n in numbers):
+                continue
+            # Every text the candidate line overlaps (a text may hold line breaks itself).
+            first = bisect.bisect_right(starts, start) - 1
+            last = bisect.bisect_right(starts, max(start, end - 1)) - 1
+            flagged.update(range(max(first, 0), last + 1))
+        return flagged
 
     def redact(self, text: str, scope: Scope | None = None) -> str:
         """`text` with every copy of a known value replaced by its placeholder."""

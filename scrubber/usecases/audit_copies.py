@@ -166,9 +166,15 @@ def redacted_calls(
     """Remembered tool calls (for the scan cache) with the known values of `scope` out of
     their names and targets: a command, or an MCP tool's name, may hold a value a detector
     found elsewhere in the session."""
+    texts = [text for _, name, target, _ in calls for text in (name, target)]
+    flagged = index.may_hold(texts, scope)
+
+    def shown(i: int) -> str:
+        return index.redact(texts[i], scope) if i in flagged and texts[i] else texts[i]
+
     return [
-        (call_id, index.redact(name, scope), index.redact(target, scope) if target else "", source)
-        for call_id, name, target, source in calls
+        (call_id, shown(2 * n), shown(2 * n + 1), source)
+        for n, (call_id, _, _, source) in enumerate(calls)
     ]
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import bisect
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -246,9 +247,13 @@ class KeyFileBodyRule:
     def find(self, text: str, context: ScanContext) -> Iterator[Hit]:
         if context.source is not SourceKind.PRIVATE_KEY_FILE:
             return
+        # Every armour line once (each run looks back to the last one before it; armour lines
+        # hold no line break, so none runs across a run's start).
+        armours = [(m.end(), m.group(1)) for m in _ANY_BEGIN.finditer(text)]
+        ends = [end for end, _ in armours]
         for run in _body_runs(text):
-            armours = _ANY_BEGIN.findall(text, 0, run.start())
-            if armours and "PRIVATE" not in armours[-1]:
+            before = bisect.bisect_right(ends, run.start())
+            if before and "PRIVATE" not in armours[before - 1][1]:
                 continue  # the body of a certificate or a public key
             lead = _LEADING_NOISE.match(text, run.start(), run.end())
             start = lead.end() if lead else run.start()

@@ -219,3 +219,22 @@ def test_json_escaped_is_json_dumps(text: str) -> None:
         assert json_escaped(text, ascii_only) == json.dumps(text, ensure_ascii=ascii_only)[1:-1]
     if plain(text):
         assert json.dumps(text)[1:-1] == text
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_may_hold_flags_every_text_with_a_copy(engine: str) -> None:
+    """One search over many texts names each that holds a copy (whole, cut, escaped, across
+    a line break of its own) and of the others at most those next to one."""
+    rng = random.Random(41)
+    key, other = _random(rng, 40), _random(rng, 40)
+    index = _index(engine, (key, INFO))
+    texts = [
+        "ls -la", f"echo {key}", "", "cat notes", f"curl -H 'x: {key[:24]}'", "git status",
+        "two\nlines " + json.dumps(key), f"echo {other}", "é" * 5 + key, "tail",
+    ]  # fmt: skip
+    flagged = index.may_hold(texts, SCOPE)
+    holding = {i for i, text in enumerate(texts) if index.text_copies(text, SCOPE)}
+    assert holding == {1, 4, 6, 8}
+    assert holding <= flagged
+    assert 0 not in flagged and 3 not in flagged and 7 not in flagged
+    assert index.may_hold(texts, "another-session") == set()

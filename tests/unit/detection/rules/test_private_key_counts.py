@@ -7,6 +7,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from scrubber.detection.detector import ScanContext, SourceKind
 from scrubber.detection.rules import private_key
 
 # Characters the body regexes care about: base64, every separator form, header pieces, others.
@@ -58,3 +59,31 @@ def test_body_runs_are_the_regexes_matches(pieces: list[str]) -> None:
     text = "".join(pieces)
     expected = [m.span() for m in private_key._BODY_RUN.finditer(text)]
     assert [m.span() for m in private_key._body_runs(text)] == expected
+
+
+def _key_file_body_by_regex(text: str) -> list[tuple[int, int]]:
+    """KeyFileBodyRule as first written: every position searched, armours looked for anew."""
+    spans = []
+    for run in private_key._BODY_RUN.finditer(text):
+        armours = private_key._ANY_BEGIN.findall(text, 0, run.start())
+        if armours and "PRIVATE" not in armours[-1]:
+            continue
+        lead = private_key._LEADING_NOISE.match(text, run.start(), run.end())
+        start = lead.end() if lead else run.start()
+        trail = private_key._TRAILING_NOISE.search(text, start, run.end())
+        end = trail.start() if trail else run.end()
+        if end > start:
+            spans.append((start, end))
+    return spans
+
+
+_ARMOURED = [*_PIECES, "-----BEGIN CERTIFICATE-----", "-----BEGIN PUBLIC KEY-----", "-----"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_ARMOURED), max_size=16))
+def test_key_file_body_is_the_plain_search(pieces: list[str]) -> None:
+    text = "".join(pieces)
+    context = ScanContext(source=SourceKind.PRIVATE_KEY_FILE)
+    found = [(h.start, h.end) for h in private_key.KEY_FILE_BODY.find(text, context)]
+    assert found == _key_file_body_by_regex(text)
