@@ -423,15 +423,18 @@ class Block:
         return self.offset + position - self.lo
 
 
-def blocks(stream: IO[bytes], index: ValueIndex) -> Iterator[Block]:
-    """A file from its current position in blocks of whole lines, each with its candidate
-    lines; every byte is in exactly one block. A read's whole lines are one block, uncopied;
-    a line across reads is a block of its own. Lines are not counted here (see
-    usecases.audit_copies.LineNumbers): most files hold no copy."""
+def blocks(stream: IO[bytes], index: ValueIndex, end: int | None = None) -> Iterator[Block]:
+    """A file from its current position (to `end`, a line start, when given) in blocks of
+    whole lines, each with its candidate lines; every byte is in exactly one block. A read's
+    whole lines are one block, uncopied; a line across reads is a block of its own. Lines are
+    not counted here (see usecases.audit_copies.LineNumbers): most files hold no copy."""
     offset = stream.tell()
+    left = None if end is None else end - offset  # bytes still to read, when bounded
     rest: list[bytes] = []  # the start of a line that runs into the next read
     while True:
-        chunk = stream.read(_BLOCK)
+        chunk = stream.read(_BLOCK if left is None else max(0, min(_BLOCK, left)))
+        if left is not None:
+            left -= len(chunk)
         if not chunk:
             if rest:
                 data = b"".join(rest)

@@ -18,6 +18,7 @@ from scrubber.detection.placeholder import make_placeholder
 from scrubber.detection.registry import prefilter_engine
 from scrubber.detection.scan import SecretScanner
 from scrubber.redaction.copies import LineCopies, jsonl_copies, scope_of, text_copies
+from scrubber.usecases import parts
 from scrubber.usecases.audit_report import FINGERPRINT_SHOWN, FileAudit, project_name_shown
 
 # Below this many bytes in all, the files are searched here: a pool costs its start.
@@ -42,9 +43,11 @@ def audit_copies(
     existing: Sequence[Finding],
     index: ValueIndex,
     line_starts: Mapping[int, int],
+    bounds: tuple[int, int] | None = None,
 ) -> list[Finding]:
     """The findings by value in one file: copies of the index's values (for the file's
-    session, or each line's in history.jsonl) that no finding covers yet."""
+    session, or each line's in history.jsonl) that no finding covers yet; `bounds`: only in
+    the lines that start in [start, end) (a part of a large file, start a line start)."""
     if not index or _is_binary(path):
         return []
     scope = None if history else scope_of(session_id, path)
@@ -54,7 +57,9 @@ def audit_copies(
     new: list[Finding] = []
     with path.open("rb") as stream:
         numbers = LineNumbers(stream.fileno(), line_starts)
-        for block in blocks(stream, index):
+        if bounds is not None:
+            stream.seek(bounds[0])
+        for block in blocks(stream, index, None if bounds is None else bounds[1]):
             if not block.candidates:
                 continue
             if is_transcript:
@@ -181,18 +186,58 @@ def redacted_calls(
 def _copies_in(
     files: list[FileAudit], index: ValueIndex, processes: int
 ) -> Iterator[tuple[FileAudit, list[Finding] | str]]:
-    """Each file's copies (or why it could not be read), in the files' order."""
-    if processes > 1 and len(files) > 1:
+    """Each file's copies (or why it could not be read), in the files' order; a large file
+    is searched in parts, in parallel, like its scan (usecases/parts.py)."""
+    tasks = _tasks(files, processes)
+    if processes > 1 and len(tasks) > 1:
         context = multiprocessing.get_context("fork")
         with context.Pool(processes, _start, (files, index)) as pool:
-            for i, new in pool.imap(_copies_of_one, range(len(files)), chunksize=4):
-                yield files[i], new
+            yield from _per_file(files, pool.imap(_copies_of_one, tasks, chunksize=4))
         return
-    for audit_result in files:
-        yield audit_result, _file_copies(audit_result, index)
+    yield from _per_file(files, ((i, _file_copies(files[i], index, b)) for i, b in tasks))
 
 
-def _file_copies(audit_result: FileAudit, index: ValueIndex) -> list[Finding] | str:
+# One search: a file (its index in the list), whole (None) or the part [start, end) of it.
+_Task = tuple[int, tuple[int, int] | None]
+
+
+def _tasks(files: list[FileAudit], processes: int) -> list[_Task]:
+    """The searches to run: each file whole, but a large transcript in parts when there are
+    processes to share them (as many as its scan had)."""
+    tasks: list[_Task] = []
+    for i, audit_result in enumerate(files):
+        target = audit_result.target
+        jobs = parts.scan_jobs(audit_result.size) if processes > 1 else 1
+        if jobs > 1 and target.is_transcript and not audit_result.error:
+            bounds = parts.part_bounds(target.path, audit_result.size, jobs * parts.PARTS_PER_JOB)
+            tasks.extend((i, part) for part in bounds)
+        else:
+            tasks.append((i, None))
+    return tasks
+
+
+def _per_file(
+    files: list[FileAudit], done: Iterator[tuple[int, list[Finding] | str]]
+) -> Iterator[tuple[FileAudit, list[Finding] | str]]:
+    """The searches' results, in order, put together file by file (a part's error is the
+    file's)."""
+    current: int | None = None
+    found: list[Finding] | str = []
+    for i, new in done:
+        if current is not None and i != current:
+            yield files[current], found
+            found = []
+        current = i
+        if isinstance(found, str):
+            continue
+        found = new if isinstance(new, str) else [*found, *new]
+    if current is not None:
+        yield files[current], found
+
+
+def _file_copies(
+    audit_result: FileAudit, index: ValueIndex, bounds: tuple[int, int] | None = None
+) -> list[Finding] | str:
     target = audit_result.target
     try:
         return audit_copies(
@@ -203,6 +248,7 @@ def _file_copies(audit_result: FileAudit, index: ValueIndex) -> list[Finding] | 
             audit_result.findings,
             index,
             audit_result.line_starts,
+            bounds,
         )
     except OSError as exc:
         return f"cannot read: {exc.strerror or exc}"
@@ -217,11 +263,12 @@ def _start(files: list[FileAudit], index: ValueIndex) -> None:
     _WORK = (files, index)
 
 
-def _copies_of_one(i: int) -> tuple[int, list[Finding] | str]:
+def _copies_of_one(task: _Task) -> tuple[int, list[Finding] | str]:
     if _WORK is None:
         raise RuntimeError("_copies_of_one outside a process started by _copies_in")
     files, index = _WORK
-    return i, _file_copies(files[i], index)
+    i, bounds = task
+    return i, _file_copies(files[i], index, bounds)
 
 
 class LineNumbers:

@@ -50,3 +50,39 @@ def test_a_value_found_in_the_last_part_reaches_the_first(
     result = redact_copy(source, out, scanner)
     assert result.replaced == 2 and secret not in out.read_text()
     assert len(out.read_text().splitlines()) == 402
+
+
+def test_copies_searched_in_parts_are_those_of_one_search(
+    sandbox: Sandbox, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The by-value pass over a large transcript runs in parts too: the same findings, with
+    the same line numbers and in the same order, as one process finds."""
+    secret = fake_aws_secret_key(random.Random(98))
+    source = tmp_path / "s.jsonl"
+    lines = [
+        {"type": "user", "message": {"role": "user", "content": f"line {i} " + "y" * 150
+                                     + (f" copy {secret} end" if i % 37 == 5 else "")}}
+        for i in range(600)
+    ]  # fmt: skip
+    lines.append(
+        {"type": "user", "message": {"role": "user", "content": f"AWS_SECRET_ACCESS_KEY={secret}"}}
+    )
+    source.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    monkeypatch.setattr(parts, "BYTES_PER_JOB", 16 * 1024)
+    target = ScanTarget(source, True, "s", None, None)
+    reports = []
+    for jobs in (1, 2):
+        monkeypatch.setenv("SCRUB_JOBS", str(jobs))
+        scanner = build_scanner(Policy(), sandbox.scrub_home)
+        reports.append(
+            [
+                (f.line, f.span, f.by_value)
+                for f in audit([target], scanner, pool_min_bytes=0).findings
+            ]
+        )
+    one, in_parts = reports
+    assert in_parts == one
+    assert len(one) == 1 + sum(1 for i in range(600) if i % 37 == 5)
+    assert [line for line, _, by_value in one if by_value] == [
+        i + 1 for i in range(600) if i % 37 == 5
+    ]
