@@ -148,13 +148,25 @@ def _last_timestamp_in(lines_from_the_end: Iterable[bytes]) -> datetime | None:
     return None
 
 
-def read_metadata(path: Path) -> TranscriptMetadata:
+# What titles a session (`custom-title` and `ai-title` share `-title"`), without tags.
+_TITLE_ONLY_MARKERS = (b'-title"', b'"summary"')
+
+
+def read_title(path: Path) -> str | None:
+    """`read_metadata(path).title`, reading only what can title it: an audit scans every
+    transcript and shows only its title, and each marker searched for costs a pass over the
+    file (tags are not looked for, nor is the last timestamp). Raises OSError as it does."""
+    return read_metadata(path, title_only=True).title
+
+
+def read_metadata(path: Path, *, title_only: bool = False) -> TranscriptMetadata:
     """Read a transcript's id, cwd, titles, tags and first/last timestamps, cheaply.
 
     The file is scanned forward in 4 MiB blocks with byte searches: only lines that hold a
     title, tag or summary marker are parsed (plus the first lines until cwd, sessionId and a
     timestamp are known). The last timestamp comes from reading the file backwards from its
-    end. Raises OSError when the file cannot be read.
+    end. Raises OSError when the file cannot be read. `title_only`: only the titles are right
+    (see `read_title`).
     """
     session_id: str | None = None
     cwd: str | None = None
@@ -203,9 +215,10 @@ def read_metadata(path: Path) -> TranscriptMetadata:
                     or any(marker in line for marker in _TITLE_MARKERS)
                 ):
                     take(line)
-            for line in _lines_with(block, _TITLE_MARKERS, position):
+            markers = _TITLE_ONLY_MARKERS if title_only else _TITLE_MARKERS
+            for line in _lines_with(block, markers, position):
                 take(line)
-        if first is None:
+        if first is None or title_only:
             last = None
         elif whole is not None:  # a small file, already in memory
             last = _last_timestamp_in(_lines_from_the_end(whole))

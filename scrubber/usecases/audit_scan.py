@@ -19,7 +19,7 @@ from scrubber.detection.known_values import Scope, ValueInfo
 from scrubber.detection.scan import FileScan, LineScan, SecretScanner
 from scrubber.redaction.copies import FoundValue, scan_values, scope_of
 from scrubber.transcript.jsonl import IO_BUFFER, RawLine, iter_raw_lines
-from scrubber.transcript.metadata import read_metadata
+from scrubber.transcript.metadata import read_title
 from scrubber.usecases import parts
 from scrubber.usecases.audit_report import FINGERPRINT_SHOWN, FileAudit, ScanTarget
 from scrubber.usecases.parts import Progress, TranscriptLines
@@ -101,7 +101,7 @@ def with_title(target: ScanTarget) -> ScanTarget:
     the scan then says why)."""
     title = None
     with contextlib.suppress(OSError):
-        title = read_metadata(target.path).title
+        title = read_title(target.path)
     return replace(target, title=title, title_pending=False)
 
 

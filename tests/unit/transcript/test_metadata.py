@@ -113,6 +113,7 @@ def test_metadata_matches_a_full_parse_at_any_block_size(
             patch.object(metadata, "_TAIL_BLOCK", blocks[1]),
         ):
             assert read_metadata(path) == expected
+            assert metadata.read_title(path) == expected.title  # what an audit shows
 
 
 @pytest.mark.parametrize(
