@@ -58,6 +58,8 @@ _BLOCK = 1 << 20  # files are searched in blocks of whole lines of about this ma
 
 _UUID = re.compile(r"[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}")
 _HEX = re.compile(r"[0-9a-fA-F]+")
+_ASCII_LETTER = re.compile(r"[A-Za-z]")
+_ASCII_DIGIT = re.compile(r"[0-9]")
 # Claude Code's and the Messages API's ids (tool_use ids, message ids, request ids): they
 # repeat across records by design.
 _ID = re.compile(r"(?:toolu|srvtoolu|msg|req|call|chatcmpl|file|agent)_[A-Za-z0-9_-]+")
@@ -80,17 +82,26 @@ def propagates(value: str, kind: str) -> bool:
         return False
     if _UUID.fullmatch(value) or _ID.fullmatch(value) or _DIGEST.match(value):
         return False
-    if not any(c.isalpha() for c in value):
+    ascii_only = value.isascii()  # then whole-string tests in C say what a loop would
+    if not (_ASCII_LETTER.search(value) if ascii_only else any(c.isalpha() for c in value)):
         return False  # numbers, dates, versions, phone numbers
     generic = kind in _GENERIC_KINDS or kind.startswith("detect-secrets")
     if generic and _HEX.fullmatch(value):
         return False  # a git sha, a checksum
-    classes = (
-        any(c.islower() for c in value),
-        any(c.isupper() for c in value),
-        any(c.isdigit() for c in value),
-        any(not c.isalnum() for c in value),
-    )
+    if ascii_only:
+        classes = (
+            value != value.upper(),
+            value != value.lower(),
+            _ASCII_DIGIT.search(value) is not None,
+            not value.isalnum(),
+        )
+    else:
+        classes = (
+            any(c.islower() for c in value),
+            any(c.isupper() for c in value),
+            any(c.isdigit() for c in value),
+            any(not c.isalnum() for c in value),
+        )
     return sum(classes) >= 2  # a plain word ("production") repeats for its own reasons
 
 

@@ -10,6 +10,8 @@ import random
 import string
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from scrubber.detection import known_values as kv
 from scrubber.detection.known_values import KnownValues, ValueInfo, propagates
@@ -166,3 +168,32 @@ def test_blocks_cover_every_byte_once_whatever_the_reads(
     assert b"".join(b.view() for b in found) == data
     hits = [bytes(b.data[s:e]) for b in found for s, e, _ in b.candidates]
     assert hits == [line.encode() for i, line in enumerate(lines) if i % 3 == 0]
+
+
+def _propagates_char_by_char(value: str, kind: str) -> bool:
+    """`propagates` as first written, every character class tested one character at a time."""
+    if len(value) < kv.MIN_LENGTH or kv.PLACEHOLDER_PREFIX in value or not value.strip():
+        return False
+    if kv._UUID.fullmatch(value) or kv._ID.fullmatch(value) or kv._DIGEST.match(value):
+        return False
+    if not any(c.isalpha() for c in value):
+        return False
+    generic = kind in kv._GENERIC_KINDS or kind.startswith("detect-secrets")
+    if generic and kv._HEX.fullmatch(value):
+        return False
+    classes = (
+        any(c.islower() for c in value),
+        any(c.isupper() for c in value),
+        any(c.isdigit() for c in value),
+        any(not c.isalnum() for c in value),
+    )
+    return sum(classes) >= 2
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.text(alphabet="aZq09-_/+= .\x7f\t\x00éß٣Ⅻ", min_size=6, max_size=20),
+    st.sampled_from(["github-token", "dotenv-value", "detect-secrets-hex"]),
+)
+def test_propagates_tests_whole_strings_as_a_loop_would(value: str, kind: str) -> None:
+    assert propagates(value, kind) == _propagates_char_by_char(value, kind)
