@@ -51,6 +51,15 @@ _COMPANION = re.compile(
     r"""(?:\\?"(?P<dq>[^"\\\n]{8,256})\\?"|'(?P<sq>[^'\n]{8,256})'|(?P<bare>[^\s"',;<>]{8,256}))""",
     re.IGNORECASE,
 )
+# What every `_COMPANION` match holds: its label's last word and the operator after it. Far
+# cheaper to search for than the whole (whose label tries every word start): a window without
+# one holds no companion.
+_COMPANION_END = re.compile(
+    r"(?:id|user|username|login|account|appid|clientid|keyid|uid|org|organization|tenant|"
+    r"workspace)\d*(?![A-Za-z0-9])"
+    r"""\\?["']?[ \t]*(?:=>|->|:=|[:=|]|[ \t]-[ \t])""",
+    re.IGNORECASE,
+)
 # Words that say nothing about which credential a label belongs to.
 _FILLER_WORDS = frozenset({"using", "the", "a", "an", "my", "your", "our", "old", "new", "format"})
 
@@ -110,6 +119,8 @@ def companions_near(text: str, secret_label: str, secret_start: int) -> Iterator
     if not secret_words or secret_words[-1] in _COMPANION_WORDS:
         return
     low, high = _line_starts(text, secret_start)
+    if _COMPANION_END.search(text, low, high) is None:
+        return
     for match in _COMPANION.finditer(text, low, high):
         words = _label_words(match.group("label"))
         if not words or words[-1] not in _COMPANION_WORDS:

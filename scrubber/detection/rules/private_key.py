@@ -257,8 +257,7 @@ class KeyFileBodyRule:
                 continue  # the body of a certificate or a public key
             lead = _LEADING_NOISE.match(text, run.start(), run.end())
             start = lead.end() if lead else run.start()
-            trail = _TRAILING_NOISE.search(text, start, run.end())
-            end = trail.start() if trail else run.end()
+            end = _noise_tail_from(text, start, run.end())
             if end > start:
                 yield Hit(start, end, self.kind, self.name)
 
