@@ -6,6 +6,7 @@ every copy that is not already a finding becomes one, marked `by_value`.
 from __future__ import annotations
 
 import bisect
+import contextlib
 import multiprocessing
 import os
 from collections.abc import Iterator, Mapping, Sequence
@@ -43,11 +44,12 @@ def audit_copies(
     existing: Sequence[Finding],
     index: ValueIndex,
     line_starts: Mapping[int, int],
-    bounds: tuple[int, int] | None = None,
+    bounds: tuple[int, int | None] | None = None,
 ) -> list[Finding]:
     """The findings by value in one file: copies of the index's values (for the file's
     session, or each line's in history.jsonl) that no finding covers yet; `bounds`: only in
-    the lines that start in [start, end) (a part of a large file, start a line start)."""
+    the lines that start in [start, end) (a part of a large file, start a line start; end
+    None: to the end)."""
     if not index or _is_binary(path):
         return []
     scope = None if history else scope_of(session_id, path)
@@ -198,7 +200,7 @@ def _copies_in(
 
 
 # One search: a file (its index in the list), whole (None) or the part [start, end) of it.
-_Task = tuple[int, tuple[int, int] | None]
+_Task = tuple[int, tuple[int, int | None] | None]
 
 
 def _tasks(files: list[FileAudit], processes: int) -> list[_Task]:
@@ -208,8 +210,15 @@ def _tasks(files: list[FileAudit], processes: int) -> list[_Task]:
     for i, audit_result in enumerate(files):
         target = audit_result.target
         jobs = parts.scan_jobs(audit_result.size) if processes > 1 else 1
+        bounds: list[tuple[int, int | None]] = []
         if jobs > 1 and target.is_transcript and not audit_result.error:
-            bounds = parts.part_bounds(target.path, audit_result.size, jobs * parts.PARTS_PER_JOB)
+            with contextlib.suppress(OSError):  # searched whole, which says why it cannot be
+                count = jobs * parts.PARTS_PER_JOB
+                bounds = list(parts.part_bounds(target.path, audit_result.size, count))
+        if len(bounds) > 1:
+            # The last part runs to the end, as a search of the whole file does (lines
+            # appended since the scan are searched too).
+            bounds[-1] = (bounds[-1][0], None)
             tasks.extend((i, part) for part in bounds)
         else:
             tasks.append((i, None))
@@ -236,7 +245,7 @@ def _per_file(
 
 
 def _file_copies(
-    audit_result: FileAudit, index: ValueIndex, bounds: tuple[int, int] | None = None
+    audit_result: FileAudit, index: ValueIndex, bounds: tuple[int, int | None] | None = None
 ) -> list[Finding] | str:
     target = audit_result.target
     try:
