@@ -194,7 +194,9 @@ def _copies_in(
     if processes > 1 and len(tasks) > 1:
         context = multiprocessing.get_context("fork")
         with context.Pool(processes, _start, (files, index)) as pool:
-            yield from _per_file(files, pool.imap(_copies_of_one, tasks, chunksize=4))
+            # Chunks of several small files save trips; a large file's parts go one by one.
+            chunk = max(1, min(4, len(tasks) // (4 * processes)))
+            yield from _per_file(files, pool.imap(_copies_of_one, tasks, chunksize=chunk))
         return
     yield from _per_file(files, ((i, _file_copies(files[i], index, b)) for i, b in tasks))
 
