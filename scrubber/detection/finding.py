@@ -9,6 +9,7 @@ repr, a log line or an exception.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -41,6 +42,11 @@ class Finding:
     # Found as a copy of a value a detector found elsewhere in the session (known_values.py):
     # no detector would have seen it here alone.
     by_value: bool = False
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Pickled as its fields (findings come back from forked scans by the thousand): the
+        # state pickling dataclasses give a frozen slotted class costs several times more.
+        return (Finding, tuple(getattr(self, name) for name in self.__slots__))
 
 
 def resolve_overlaps(hits: list[Hit]) -> list[Hit]:

@@ -10,7 +10,7 @@ import contextlib
 import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
-from typing import IO
+from typing import IO, Any
 
 from scrubber.detection.context import ClassifiedCall
 from scrubber.detection.detector import PLAIN
@@ -174,6 +174,10 @@ class _LineAudit:
     problem: str | None  # why the line is not a record we can read
     values: tuple[FoundValue, ...]
     scanned: bool  # some string of it was read by a detector
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Pickled as its fields, as Finding is (the trip back from a forked part).
+        return (_LineAudit, (self.findings, self.problem, self.values, self.scanned))
 
 
 def _audit_line(

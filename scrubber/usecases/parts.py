@@ -95,6 +95,10 @@ class LineResult(Generic[R]):
     terminated: bool
     result: R
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Pickled as its fields, as Finding is (a part sends back one per line it kept).
+        return (LineResult, (self.offset, self.end, self.number, self.terminated, self.result))
+
 
 class TranscriptLines(Generic[R]):
     """Iterating runs `per_line` over every line of the transcript at `path` (open as `stream`,
