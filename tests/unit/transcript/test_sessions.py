@@ -8,6 +8,7 @@ import json
 import os
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -268,3 +269,47 @@ def test_unreadable_transcript_even_as_root(
     assert not session.readable and session.size == path.stat().st_size
     (problem,) = found.problems
     assert problem.path == path and "Permission denied" in problem.reason
+
+
+def test_bundles_read_the_todos_folder_once_until_it_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Listing many sessions' bundles lists todos/ and tasks/ once each, not once per session
+    (20,000 sessions and 5,000 todo files made a warm audit take ten minutes), and a todo file
+    added, removed or replaced afterwards is seen at once."""
+    from scrubber.transcript import sessions as module
+
+    config = tmp_path / "config"
+    project = config / "projects" / "-p"
+    project.mkdir(parents=True)
+    (config / "todos").mkdir()
+    (config / "tasks").mkdir()
+    ids = [f"{n:08x}-0000-4000-8000-{n:012x}" for n in range(200)]
+    for sid in ids:
+        (project / f"{sid}.jsonl").write_text("{}\n")
+        (config / "todos" / f"{sid}-agent-{sid}.json").write_text("[]")
+    # A prefix of another id, and names that only start alike: none is the session's.
+    (config / "todos" / f"{ids[3]}x.json").write_text("[]")
+    (config / "tasks" / ids[5]).mkdir()
+    listed: list[str] = []
+    real_scandir = os.scandir
+
+    def counting_scandir(path: Any) -> Any:
+        listed.append(str(path))
+        return real_scandir(path)
+
+    monkeypatch.setattr(module.os, "scandir", counting_scandir)
+    module._LISTINGS.clear()
+    bundles = {sid: session_bundle(config, "-p", sid) for sid in ids}
+    assert sorted(listed) == sorted([str(config / "todos"), str(config / "tasks")])
+    assert bundles[ids[3]] == (
+        project / f"{ids[3]}.jsonl",
+        config / "todos" / f"{ids[3]}-agent-{ids[3]}.json",
+    )
+    assert config / "tasks" / ids[5] in bundles[ids[5]]
+    added = config / "todos" / f"{ids[7]}.json"
+    added.write_text("[]")
+    os.utime(config / "todos", ns=(1, 10**18))  # a change the folder's mtime shows
+    assert added in session_bundle(config, "-p", ids[7])
+    (config / "todos" / f"{ids[7]}-agent-{ids[7]}.json").unlink()
+    assert all("agent" not in p.name for p in session_bundle(config, "-p", ids[7]))
