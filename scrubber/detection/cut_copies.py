@@ -13,8 +13,8 @@ from __future__ import annotations
 import itertools
 import json
 import json.encoder
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 
 # The shortest cut copy, in characters beyond a public prefix: 16 random characters are never a
 # coincidence, and a value's public prefix alone names only its vendor.
@@ -24,37 +24,20 @@ CUT_PIECE = 16
 _PIECE_PUNCTUATION = 2
 
 
-def cut_pieces(
-    value: str, prefix: str = "", shared: tuple[int, int] = (0, 0)
-) -> tuple[str | None, str | None]:
+def cut_pieces(value: str, prefix: str = "") -> tuple[str | None, str | None]:
     """The start and the end piece a cut copy of `value` holds at least (None: no cut copy
-    of that end is looked for). `prefix`: the value's public prefix, never counted; `shared`:
-    how many of its first and last characters another known value has too (`shared_ends`),
-    never counted either: what several values hold names none of them."""
-    public = max(len(prefix) if prefix and value.startswith(prefix) else 0, shared[0])
+    of that end is looked for). `prefix`: the value's public prefix, never counted."""
+    public = len(prefix) if prefix and value.startswith(prefix) else 0
     if len(value) - public <= CUT_PIECE:
         return None, None  # a piece that long is the whole value
-    head = value[: public + CUT_PIECE]
-    tail_size = CUT_PIECE + shared[1]
-    tail = value[-tail_size:] if len(value) - public > tail_size else None
-    return (
-        head if _looks_random(head[public:]) else None,
-        tail if tail is not None and _looks_random(tail[:CUT_PIECE]) else None,
-    )
+    head, tail = value[: public + CUT_PIECE], value[-CUT_PIECE:]
+    return (head if _looks_random(head[public:]) else None, tail if _looks_random(tail) else None)
 
 
-def shared_ends(values: Sequence[str]) -> list[tuple[int, int]]:
-    """For each value, how many of its first and of its last characters another of `values`
-    has too: every 2048-bit RSA key's body starts `MIIEpAIBAAKCAQEA`, every HS256 JWT with the
-    same header. A piece within those is no one value's (and would make every such value a
-    candidate wherever one of them is)."""
-    starts = _shared_starts(values)
-    ends = _shared_starts([value[::-1] for value in values])
-    return list(zip(starts, ends, strict=True))
-
-
-def _shared_starts(values: Sequence[str]) -> list[int]:
-    """For each value, its longest common start with any other (neighbours once sorted)."""
+def shared_starts(values: Sequence[str]) -> list[int]:
+    """For each value, its longest common start with any other of `values` (neighbours once
+    sorted): every 2048-bit RSA key's body starts `MIIEpAIBAAKCAQEA`. Used to pick what tells a
+    value from the others (`distinct_probe`), never to drop a piece."""
     shared = [0] * len(values)
     order = sorted(range(len(values)), key=values.__getitem__)
     for before, after in itertools.pairwise(order):
@@ -71,6 +54,15 @@ def _common_length(a: str, b: str) -> int:
     while at < size and a[at] == b[at]:
         at += 1
     return at
+
+
+def distinct_probe(value: str, shared: int) -> str | None:
+    """A piece of `value` that every text form of it holds as it is (plain characters, which
+    JSON escaping leaves alone) and that starts where the value parts from the others
+    (`shared_starts`): a string without it holds no whole copy. None: no such piece."""
+    start = min(shared, max(0, len(value) - CUT_PIECE))
+    probe = value[start : start + CUT_PIECE]
+    return probe if probe and plain(probe) else None
 
 
 def _looks_random(piece: str) -> bool:
@@ -92,27 +84,67 @@ class CutForm:
     head: str | None
     tail: str | None
     joins: frozenset[str]
+    # The start this form shares with every known form of the same head, beyond the head
+    # (PKCS#8 RSA keys share 34 characters): a text that holds it is compared from there on.
+    lead: str = ""
 
-    def copies(self, text: str, number: int) -> Iterator[tuple[int, int, int]]:
-        """The cut copies of this form in `text` (whole copies are not: `find` has them)."""
+    def copies(
+        self, text: str, number: int, places: dict[str, list[int]] | None = None
+    ) -> list[tuple[int, int, int]]:
+        """The cut copies of this form in `text` (whole copies are not: `find` has them).
+        `places`: where pieces occur in `text`, filled as they are looked for (values that
+        share a piece, as RSA keys share their start, look for it once per text)."""
+        places = {} if places is None else places
+        found: list[tuple[int, int, int]] = []
         form, head, tail = self.form, self.head, self.tail
-        at = text.find(head) if head else -1
-        while head and at >= 0:
-            size = _common_start(text, at, form, len(head))
-            end = at + size
-            if size < len(form) and (end == len(text) or self._ends(text[end])):
-                yield at, end, number
-            at = text.find(head, end)
-        at = text.find(tail) if tail else -1
-        while tail and at >= 0:
-            end = at + len(tail)
-            size = _common_end(text, end, form, len(tail))
-            if size < len(form) and (end == size or self._ends(text[end - size - 1])):
-                yield end - size, end, number
-            at = text.find(tail, end)
+        if head:
+            end = 0
+            for at in _places(text, head, places):
+                if at < end:
+                    continue  # inside the copy just taken: the search goes on after it
+                known = len(head)
+                if self.lead and text.startswith(self.lead, at):
+                    known = len(self.lead)
+                after = at + known
+                # The first character past the piece tells most copies' length at once.
+                if after >= len(text) or form[known] != text[after]:
+                    size = known
+                else:
+                    size = _common_start(text, at, form, known)
+                end = at + size
+                if size < len(form) and (end == len(text) or self._ends(text[end])):
+                    found.append((at, end, number))
+        if tail:
+            stop = 0
+            for at in _places(text, tail, places):
+                if at < stop:
+                    continue
+                known = len(tail)
+                stop = at + known
+                before = at - 1
+                if before < 0 or form[-known - 1] != text[before]:
+                    size = known
+                else:
+                    size = _common_end(text, stop, form, known)
+                if size < len(form) and (stop == size or self._ends(text[stop - size - 1])):
+                    found.append((stop - size, stop, number))
+        return found
 
     def _ends(self, char: str) -> bool:
         return not char.isalnum() and char not in self.joins
+
+
+def _places(text: str, piece: str, places: dict[str, list[int]]) -> list[int]:
+    """Every place `piece` starts in `text`, overlapping ones too, in order (looked for once)."""
+    found = places.get(piece)
+    if found is None:
+        found = []
+        at = text.find(piece)
+        while at >= 0:
+            found.append(at)
+            at = text.find(piece, at + 1)
+        places[piece] = found
+    return found
 
 
 def _common_start(text: str, at: int, form: str, known: int) -> int:
@@ -141,6 +173,36 @@ def _common_end(text: str, end: int, form: str, known: int) -> int:
         else:
             high = mid - 1
     return low
+
+
+def with_leads(cuts: Sequence[Sequence[CutForm]]) -> list[tuple[CutForm, ...]]:
+    """The cut forms of many values, each with the start it shares with every other form of
+    the same head (`CutForm.lead`): where thousands of values share a head, each copy's length
+    is then told from past what they all share, not searched for from the head."""
+    by_head: dict[str, list[tuple[int, int]]] = {}
+    for i, forms in enumerate(cuts):
+        for j, cut in enumerate(forms):
+            if cut.head:
+                by_head.setdefault(cut.head, []).append((i, j))
+    leads: dict[tuple[int, int], str] = {}
+    for members in by_head.values():
+        if len(members) < 2:
+            continue
+        # What all of them share (a text holding any one of them holds it), not what each
+        # shares with its nearest: the others then part from the text one character past it.
+        texts = [cuts[i][j].form for i, j in members]
+        shared = _common_length(min(texts), max(texts))
+        for i, j in members:
+            form = cuts[i][j].form
+            if len(cuts[i][j].head or "") < shared < len(form):  # a whole form is no lead
+                leads[(i, j)] = form[:shared]
+    return [
+        tuple(
+            replace(cut, lead=leads[(i, j)]) if (i, j) in leads else cut
+            for j, cut in enumerate(forms)
+        )
+        for i, forms in enumerate(cuts)
+    ]
 
 
 def cut_forms(value: str, head: str | None, tail: str | None) -> tuple[CutForm, ...]:

@@ -41,9 +41,11 @@ from scrubber.detection.cut_copies import (
     CutForm,
     cut_forms,
     cut_pieces,
+    distinct_probe,
     json_escaped,
     plain,
-    shared_ends,
+    shared_starts,
+    with_leads,
 )
 from scrubber.detection.placeholder import PLACEHOLDER_PREFIX, make_placeholder
 from scrubber.detection.prefilter_literals import LiteralEvents, literal_events
@@ -224,18 +226,23 @@ class ValueIndex:
         self._cuts: list[tuple[CutForm, ...]] = []
         anchors: dict[bytes, set[int]] = {}
         items = list(known.items())
-        shared = shared_ends([value for value, _, _ in items])
+        shared = shared_starts([value for value, _, _ in items])
+        # For each value, what a string must hold to hold a whole copy of it (None: any).
+        self._probes: list[str | None] = []
+        self._by_scope: dict[Scope, frozenset[int]] | None = None  # each scope's values
         for number, (value, info, scopes) in enumerate(items):
             self._values.append(value)
             self._infos.append(info)
             self._scopes.append(scopes)
             self._forms.append(text_forms(value))
-            head, tail = cut_pieces(value, info.prefix, shared[number])
+            self._probes.append(distinct_probe(value, shared[number]))
+            head, tail = cut_pieces(value, info.prefix)
             self._cuts.append(cut_forms(value, head, tail))
             # Every whole copy holds the start piece: then that is the value's anchor too.
             texts = [value if head is None else head, *([] if tail is None else [tail])]
             for form in (f for text in texts for f in raw_forms(text)):
                 anchors.setdefault(form[:_ANCHOR], set()).add(number)
+        self._cuts = with_leads(self._cuts)
         self._anchors = list(anchors.items())
         self._lengths = [len(anchor) for anchor, _ in self._anchors]
         self._matcher: LiteralEvents | None = None
@@ -250,6 +257,21 @@ class ValueIndex:
 
     def info(self, number: int) -> ValueInfo:
         return self._infos[number]
+
+    def of_scope(self, numbers: frozenset[int], scope: Scope) -> list[int]:
+        """Those of `numbers` known for `scope`, in `numbers`' own order (the order copies are
+        looked for in, which decides between equal spans). A line that holds the start every
+        RSA key shares names them all: a set test each, not a look at each one's scopes."""
+        if self._by_scope is None:
+            by_scope: dict[Scope, set[int]] = {}
+            for n, scopes in enumerate(self._scopes):
+                for where in scopes:
+                    by_scope.setdefault(where, set()).add(n)
+            self._by_scope = {where: frozenset(found) for where, found in by_scope.items()}
+        common = numbers & self._by_scope.get(scope, frozenset())
+        if len(common) == len(numbers):
+            return list(numbers)
+        return [n for n in numbers if n in common] if common else []
 
     def scopes(self, number: int) -> frozenset[Scope]:
         return self._scopes[number]
@@ -283,14 +305,19 @@ class ValueIndex:
         the module's docstring), as (start, end, value number); where two overlap the longer
         wins (a value that is a prefix of another never cuts the other's copy)."""
         spans: list[tuple[int, int, int]] = []
+        # Where the values' pieces occur, looked for once per text: values that share their
+        # start (RSA keys) are all candidates wherever one of them is.
+        places: dict[str, list[int]] = {}
         for number in numbers:
-            for form in self._forms[number]:
-                at = text.find(form)
-                while at >= 0:
-                    spans.append((at, at + len(form), number))
-                    at = text.find(form, at + len(form))
+            probe = self._probes[number]
+            if probe is None or probe in text:
+                for form in self._forms[number]:
+                    at = text.find(form)
+                    while at >= 0:
+                        spans.append((at, at + len(form), number))
+                        at = text.find(form, at + len(form))
             for cut in self._cuts[number]:
-                spans.extend(cut.copies(text, number))
+                spans.extend(cut.copies(text, number, places))
         if len(spans) < 2:
             return spans
         spans.sort(key=lambda s: (s[0], -s[1]))

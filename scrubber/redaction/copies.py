@@ -105,17 +105,19 @@ def jsonl_copies(block: Block, index: ValueIndex, scope: Scope | None) -> Iterat
     `scan_values` (None: each line's own `sessionId`)."""
     data = block.data
     for start, end, numbers in block.candidates:
+        # With the scope known, a line none of whose candidates is of it is not even parsed.
+        wanted = index.of_scope(numbers, scope) if scope is not None else []
+        if scope is not None and not wanted:
+            continue
         line = parse_line(RawLine(0, start, data[start:end], True), json_loads_for_strings)
         record = line.record
-        where = scope
-        if where is None:
+        if scope is None:
             session = record.get("sessionId") if record is not None else None
             if not isinstance(session, str):
                 continue
-            where = session
-        wanted = [n for n in numbers if where in index.scopes(n)]
-        if not wanted:
-            continue
+            wanted = index.of_scope(numbers, session)
+            if not wanted:
+                continue
         if record is not None:
             copies = record_copies(record, index, wanted)
         else:
