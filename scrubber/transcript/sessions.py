@@ -21,6 +21,7 @@ from __future__ import annotations
 import bisect
 import os
 import stat
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -100,11 +101,15 @@ def session_bundle(
 
 
 # The sorted entry names of the todos/ and tasks/ folders, by folder, with the folder's state
-# when listed (mtime, inode, device): listed again only once the folder changed. Every command
-# that lists many sessions' bundles asked for them once per session; with 20,000 sessions and
-# 5,000 todo files a warm audit took ten minutes listing and sorting the same folder.
-_LISTINGS: dict[Path, tuple[tuple[int, int, int], list[str]]] = {}
+# when listed: listed again once that changed. Every command that lists many sessions' bundles
+# asked for them once per session; with 20,000 sessions and 5,000 todo files a warm audit took
+# ten minutes listing and sorting the same folder. The state is the folder's mtime and ctime
+# (a tool that sets the mtime back, `rsync -a`, `touch -r`, changes the ctime; so does a chmod),
+# inode and device; a listing made within `_SETTLED_NS` of the folder's last change is not
+# kept (a file added in the same clock tick would not change them: git's "racy" rule).
+_LISTINGS: dict[Path, tuple[tuple[int, int, int, int], list[str]]] = {}
 _LISTINGS_KEPT = 16
+_SETTLED_NS = 2_000_000_000  # FAT's timestamps are 2 s apart, ext4's before Linux 6.13 ~4 ms
 
 
 def _entries_naming(folder: Path, session_id: str) -> list[Path]:
@@ -113,16 +118,19 @@ def _entries_naming(folder: Path, session_id: str) -> list[Path]:
         st = folder.stat()
     except OSError:
         return []
-    state = (st.st_mtime_ns, st.st_ino, st.st_dev)
+    state = (st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev)
     listed = _LISTINGS.get(folder)
     if listed is None or listed[0] != state:
         try:
             names = sorted(e.name for e in os.scandir(folder))
         except OSError:
             return []
-        if len(_LISTINGS) >= _LISTINGS_KEPT:
-            _LISTINGS.clear()
-        listed = _LISTINGS[folder] = (state, names)
+        listed = (state, names)
+        _LISTINGS.pop(folder, None)
+        if time.time_ns() - max(st.st_mtime_ns, st.st_ctime_ns) > _SETTLED_NS:
+            if len(_LISTINGS) >= _LISTINGS_KEPT:
+                _LISTINGS.clear()
+            _LISTINGS[folder] = listed
     names = listed[1]
     found = []
     # Every name that names the session starts with its id: they sort together.

@@ -299,7 +299,13 @@ def test_bundles_read_the_todos_folder_once_until_it_changes(
         return real_scandir(path)
 
     monkeypatch.setattr(module.os, "scandir", counting_scandir)
+    # The folders were just written: a listing is kept only once they have settled.
     module._LISTINGS.clear()
+    session_bundle(config, "-p", ids[0])
+    session_bundle(config, "-p", ids[1])
+    assert len(listed) == 4 and not module._LISTINGS
+    monkeypatch.setattr(module, "_SETTLED_NS", -(10**12))
+    listed.clear()
     bundles = {sid: session_bundle(config, "-p", sid) for sid in ids}
     assert sorted(listed) == sorted([str(config / "todos"), str(config / "tasks")])
     assert bundles[ids[3]] == (
@@ -308,8 +314,10 @@ def test_bundles_read_the_todos_folder_once_until_it_changes(
     )
     assert config / "tasks" / ids[5] in bundles[ids[5]]
     added = config / "todos" / f"{ids[7]}.json"
+    before = (config / "todos").stat()
     added.write_text("[]")
-    os.utime(config / "todos", ns=(1, 10**18))  # a change the folder's mtime shows
+    # A tool that sets the folder's mtime back (rsync -a, touch -r) changes its ctime.
+    os.utime(config / "todos", ns=(before.st_atime_ns, before.st_mtime_ns))
     assert added in session_bundle(config, "-p", ids[7])
     (config / "todos" / f"{ids[7]}-agent-{ids[7]}.json").unlink()
     assert all("agent" not in p.name for p in session_bundle(config, "-p", ids[7]))
