@@ -10,11 +10,14 @@ by a binary search of `startswith`/`endswith` (C speed, whatever the value's len
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import json
 import json.encoder
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 # The shortest cut copy, in characters beyond a public prefix: 16 random characters are never a
 # coincidence, and a value's public prefix alone names only its vendor.
@@ -95,39 +98,55 @@ class CutForm:
         `places`: where pieces occur in `text`, filled as they are looked for (values that
         share a piece, as RSA keys share their start, look for it once per text)."""
         places = {} if places is None else places
+        return [*self.head_copies(text, number, places), *self.tail_copies(text, number, places)]
+
+    def head_copies(
+        self, text: str, number: int, places: dict[str, list[int]]
+    ) -> list[tuple[int, int, int]]:
+        """The cut copies that hold this form's start piece (see `copies`)."""
         found: list[tuple[int, int, int]] = []
-        form, head, tail = self.form, self.head, self.tail
-        if head:
-            end = 0
-            for at in _places(text, head, places):
-                if at < end:
-                    continue  # inside the copy just taken: the search goes on after it
-                known = len(head)
-                if self.lead and text.startswith(self.lead, at):
-                    known = len(self.lead)
-                after = at + known
-                # The first character past the piece tells most copies' length at once.
-                if after >= len(text) or form[known] != text[after]:
-                    size = known
-                else:
-                    size = _common_start(text, at, form, known)
-                end = at + size
-                if size < len(form) and (end == len(text) or self._ends(text[end])):
-                    found.append((at, end, number))
-        if tail:
-            stop = 0
-            for at in _places(text, tail, places):
-                if at < stop:
-                    continue
-                known = len(tail)
-                stop = at + known
-                before = at - 1
-                if before < 0 or form[-known - 1] != text[before]:
-                    size = known
-                else:
-                    size = _common_end(text, stop, form, known)
-                if size < len(form) and (stop == size or self._ends(text[stop - size - 1])):
-                    found.append((stop - size, stop, number))
+        form, head = self.form, self.head
+        if not head:
+            return found
+        end = 0
+        for at in _places(text, head, places):
+            if at < end:
+                continue  # inside the copy just taken: the search goes on after it
+            known = len(head)
+            if self.lead and text.startswith(self.lead, at):
+                known = len(self.lead)
+            after = at + known
+            # The first character past the piece tells most copies' length at once.
+            if after >= len(text) or form[known] != text[after]:
+                size = known
+            else:
+                size = _common_start(text, at, form, known)
+            end = at + size
+            if size < len(form) and (end == len(text) or self._ends(text[end])):
+                found.append((at, end, number))
+        return found
+
+    def tail_copies(
+        self, text: str, number: int, places: dict[str, list[int]]
+    ) -> list[tuple[int, int, int]]:
+        """The cut copies that hold this form's end piece (see `copies`)."""
+        found: list[tuple[int, int, int]] = []
+        form, tail = self.form, self.tail
+        if not tail:
+            return found
+        stop = 0
+        for at in _places(text, tail, places):
+            if at < stop:
+                continue
+            known = len(tail)
+            stop = at + known
+            before = at - 1
+            if before < 0 or form[-known - 1] != text[before]:
+                size = known
+            else:
+                size = _common_end(text, stop, form, known)
+            if size < len(form) and (stop == size or self._ends(text[stop - size - 1])):
+                found.append((stop - size, stop, number))
         return found
 
     def _ends(self, char: str) -> bool:
@@ -173,6 +192,57 @@ def _common_end(text: str, end: int, form: str, known: int) -> int:
         else:
             high = mid - 1
     return low
+
+
+# A character `CutForm._ends` may take for an end: what `str.isalnum` says no to (`\\w` is
+# exactly the characters it says yes to, and `_`).
+_NOT_ALNUM = re.compile(r"[\W_]")
+# Values that share a start piece by this many forms or more are looked up as a group.
+_GROUP_MIN = 8
+
+
+class HeadGroups:
+    """The cut forms that share a start piece, sorted, to tell at once which of them can have
+    a cut copy where that piece stands in a text: a cut copy ends at a character that is not a
+    letter or digit, so only a form that holds all of the text from the piece to the first
+    such character can (one prefix search of the sorted forms); each of the others ends its
+    match on a letter or digit there, where no copy ends. Every PKCS#8 RSA key starts alike: a
+    text holding one made each of them be measured."""
+
+    def __init__(self, cuts: Sequence[Sequence[CutForm]]) -> None:
+        members: dict[str, list[tuple[str, tuple[int, int]]]] = {}
+        for i, forms in enumerate(cuts):
+            for j, cut in enumerate(forms):
+                if cut.head:
+                    members.setdefault(cut.head, []).append((cut.form, (i, j)))
+        self._groups = {
+            head: (sorted(found), [form for form, _ in sorted(found)])
+            for head, found in members.items()
+            if len(found) >= _GROUP_MIN
+        }
+
+    def __contains__(self, head: str) -> bool:
+        return head in self._groups
+
+    def may_copy(
+        self, text: str, head: str, places: dict[str, list[int]], done: dict[str, set[Any]]
+    ) -> set[tuple[int, int]]:
+        """(value, form) of the group of `head` that can have a cut copy in `text` (see the
+        class). `done`: the answers already worked out for this text, by head."""
+        found = done.get(head)
+        if found is not None:
+            return found
+        found = set()
+        entries, forms = self._groups[head]
+        for at in _places(text, head, places):
+            stop = _NOT_ALNUM.search(text, at + len(head))
+            prefix = text[at : stop.start() if stop else len(text)]
+            for k in range(bisect.bisect_left(forms, prefix), len(forms)):
+                if not forms[k].startswith(prefix):
+                    break
+                found.add(entries[k][1])
+        done[head] = found
+        return found
 
 
 def with_leads(cuts: Sequence[Sequence[CutForm]]) -> list[tuple[CutForm, ...]]:

@@ -39,6 +39,7 @@ from typing import IO, Any
 
 from scrubber.detection.cut_copies import (
     CutForm,
+    HeadGroups,
     cut_forms,
     cut_pieces,
     distinct_probe,
@@ -243,6 +244,7 @@ class ValueIndex:
             for form in (f for text in texts for f in raw_forms(text)):
                 anchors.setdefault(form[:_ANCHOR], set()).add(number)
         self._cuts = with_leads(self._cuts)
+        self._head_groups = HeadGroups(self._cuts)
         self._anchors = list(anchors.items())
         self._lengths = [len(anchor) for anchor, _ in self._anchors]
         self._matcher: LiteralEvents | None = None
@@ -308,6 +310,8 @@ class ValueIndex:
         # Where the values' pieces occur, looked for once per text: values that share their
         # start (RSA keys) are all candidates wherever one of them is.
         places: dict[str, list[int]] = {}
+        groups = self._head_groups
+        may_copy: dict[str, set[Any]] = {}  # by shared head: the forms that may have a copy
         for number in numbers:
             probe = self._probes[number]
             if probe is None or probe in text:
@@ -316,8 +320,15 @@ class ValueIndex:
                     while at >= 0:
                         spans.append((at, at + len(form), number))
                         at = text.find(form, at + len(form))
-            for cut in self._cuts[number]:
-                spans.extend(cut.copies(text, number, places))
+            for k, cut in enumerate(self._cuts[number]):
+                head = cut.head
+                if head and (
+                    head not in groups
+                    or (number, k) in groups.may_copy(text, head, places, may_copy)
+                ):
+                    spans.extend(cut.head_copies(text, number, places))
+                if cut.tail:
+                    spans.extend(cut.tail_copies(text, number, places))
         if len(spans) < 2:
             return spans
         spans.sort(key=lambda s: (s[0], -s[1]))

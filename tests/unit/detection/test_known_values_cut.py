@@ -244,7 +244,8 @@ def test_find_with_its_shortcuts_is_the_plain_search(data: st.DataObject) -> Non
     # A start they share beyond their 16-character head too (PKCS#8 keys share 26): the
     # forms' leads are then used.
     common = _SHARED + _random(rng, data.draw(st.integers(0, 24)))
-    base = [common + _random(rng, 30) for _ in range(data.draw(st.integers(1, 5)))]
+    # Up to 12 of them: from 8 forms of one head on, they are looked up as a group.
+    base = [common + _random(rng, 30) for _ in range(data.draw(st.integers(1, 12)))]
     values = [*base, base[0] + _random(rng, data.draw(st.integers(1, 20))), 'k"' + _random(rng, 30)]
     index = _index("python", *((value, INFO) for value in values))
     numbers = list(range(len(index._values)))
@@ -252,7 +253,9 @@ def test_find_with_its_shortcuts_is_the_plain_search(data: st.DataObject) -> Non
         data.draw(st.sampled_from(values))[: data.draw(st.integers(0, 60))]
         for _ in range(data.draw(st.integers(1, 6)))
     ]
-    glue = data.draw(st.lists(st.sampled_from([" ", "x", "\n", '"', "é", "/", ""]), min_size=6))
+    glue = data.draw(
+        st.lists(st.sampled_from([" ", "x", "\\n", "\n", '"', "é", "/", "", "+"]), min_size=6)
+    )
     text = "".join(p + g for p, g in zip(pieces, glue, strict=False))
     if data.draw(st.booleans()):
         text = json.dumps(text)[1:-1]
