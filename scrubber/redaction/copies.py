@@ -17,18 +17,17 @@ from pathlib import Path
 from typing import IO, Any
 
 from scrubber.detection.known_values import (
-    Block,
     Copy,
     KnownValues,
     Scope,
     ValueIndex,
     ValueInfo,
-    blocks,
     found_values,
     record_copies,
 )
 from scrubber.detection.placeholder import make_placeholder
 from scrubber.detection.scan import LineScan
+from scrubber.detection.value_blocks import Block, blocks
 from scrubber.errors import ScrubberError
 from scrubber.redaction.rewrite import (
     RewriteError,

@@ -14,10 +14,11 @@ from dataclasses import replace
 from pathlib import Path
 
 from scrubber.detection.finding import Finding
-from scrubber.detection.known_values import Copy, KnownValues, Scope, ValueIndex, ValueInfo, blocks
+from scrubber.detection.known_values import Copy, KnownValues, Scope, ValueIndex, ValueInfo
 from scrubber.detection.placeholder import make_placeholder
 from scrubber.detection.registry import prefilter_engine
 from scrubber.detection.scan import SecretScanner
+from scrubber.detection.value_blocks import blocks
 from scrubber.redaction.copies import LineCopies, jsonl_copies, scope_of, text_copies
 from scrubber.usecases import parts
 from scrubber.usecases.audit_report import FINGERPRINT_SHOWN, FileAudit, project_name_shown

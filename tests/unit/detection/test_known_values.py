@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scrubber.detection import known_values as kv
+from scrubber.detection import value_blocks
 from scrubber.detection.known_values import KnownValues, ValueInfo, propagates
 from scrubber.detection.prefilter import load_hyperscan
 from tests.skips import INSTALL_HYPERSCAN
@@ -119,7 +120,7 @@ def test_a_value_of_several_megabytes(engine: str) -> None:
         + b"\n"
     )
     stream = io.BytesIO(data)
-    blocks = list(kv.blocks(stream, index))
+    blocks = list(value_blocks.blocks(stream, index))
     assert b"".join(b.view() for b in blocks) == data  # every byte once, lines whole
     copies = []
     for block in blocks:
@@ -158,13 +159,13 @@ def test_blocks_cover_every_byte_once_whatever_the_reads(
     rng = random.Random(8)
     value = _token(rng)
     index = _index([value], engine)
-    monkeypatch.setattr(kv, "_BLOCK", 64)
+    monkeypatch.setattr(value_blocks, "_BLOCK", 64)
     lines = [
         json.dumps({"t": _token(rng, rng.randint(0, 300)) + (value if i % 3 == 0 else "")})
         for i in range(60)
     ]
     data = ("\n".join(lines)).encode()  # no newline at the end
-    found = list(kv.blocks(io.BytesIO(data), index))
+    found = list(value_blocks.blocks(io.BytesIO(data), index))
     assert b"".join(b.view() for b in found) == data
     hits = [bytes(b.data[s:e]) for b in found for s, e, _ in b.candidates]
     assert hits == [line.encode() for i, line in enumerate(lines) if i % 3 == 0]
