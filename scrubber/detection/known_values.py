@@ -328,21 +328,7 @@ class ValueIndex:
                     spans.extend(cut.head_copies(text, number, places))
                 if cut.tail:
                     spans.extend(cut.tail_copies(text, number, places))
-        if len(spans) < 2:
-            return spans
-        spans.sort(key=lambda s: (s[0], -s[1]))
-        kept = [spans[0]]
-        for span in spans[1:]:
-            if span[0] >= kept[-1][1]:
-                kept.append(span)
-            elif span[1] - span[0] > kept[-1][1] - kept[-1][0]:
-                kept[-1] = span
-        # A longer span replacing an earlier one may now overlap the one kept before it.
-        result = [kept[0]]
-        for span in kept[1:]:
-            if span[0] >= result[-1][1]:
-                result.append(span)
-        return result
+        return longest_apart(spans)
 
     def text_copies(self, text: str, scope: Scope | None = None) -> list[tuple[int, int, int]]:
         """Copies of the known values (of `scope`, when given) in one string: (start, end,
@@ -381,6 +367,26 @@ class ValueIndex:
             info = self._infos[number]
             text = text[:start] + make_placeholder(info.kind, info.fingerprint) + text[end:]
         return text
+
+
+def longest_apart(spans: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
+    """Copies that do not overlap, in order: of two that overlap the longer stays (the first
+    found of two as long), so a value that is a prefix of another never cuts its copy."""
+    if len(spans) < 2:
+        return spans
+    spans.sort(key=lambda s: (s[0], -s[1]))
+    kept = [spans[0]]
+    for span in spans[1:]:
+        if span[0] >= kept[-1][1]:
+            kept.append(span)
+        elif span[1] - span[0] > kept[-1][1] - kept[-1][0]:
+            kept[-1] = span
+    # A longer span replacing an earlier one may now overlap the one kept before it.
+    result = [kept[0]]
+    for span in kept[1:]:
+        if span[0] >= result[-1][1]:
+            result.append(span)
+    return result
 
 
 # -- where the strings of a record are -------------------------------------------------------

@@ -215,20 +215,7 @@ def _found_plainly(index: kv.ValueIndex, text: str, numbers: list[int]) -> list[
                 at = text.find(form, at + len(form))
         for cut in index._cuts[number]:
             spans.extend(_copies_searched_plainly(cut, text, number))
-    if len(spans) < 2:
-        return spans
-    spans.sort(key=lambda s: (s[0], -s[1]))
-    kept = [spans[0]]
-    for span in spans[1:]:
-        if span[0] >= kept[-1][1]:
-            kept.append(span)
-        elif span[1] - span[0] > kept[-1][1] - kept[-1][0]:
-            kept[-1] = span
-    result = [kept[0]]
-    for span in kept[1:]:
-        if span[0] >= result[-1][1]:
-            result.append(span)
-    return result
+    return kv.longest_apart(spans)  # the overlap rule is not what is tested here
 
 
 _SHARED = "MIIE" + "pAIBAAKCAQEA"
