@@ -220,9 +220,12 @@ class HeadGroups:
             for head, found in members.items()
             if len(found) >= _GROUP_MIN
         }
+        self._heads = frozenset(self._groups)
 
-    def __contains__(self, head: str) -> bool:
-        return head in self._groups
+    @property
+    def heads(self) -> frozenset[str]:
+        """The start pieces looked up as groups."""
+        return self._heads
 
     def may_copy(
         self, text: str, head: str, places: dict[str, list[int]], done: dict[str, set[Any]]

@@ -310,23 +310,30 @@ class ValueIndex:
         # start (RSA keys) are all candidates wherever one of them is.
         places: dict[str, list[int]] = {}
         groups = self._head_groups
+        grouped = groups.heads
         may_copy: dict[str, set[Any]] = {}  # by shared head: the forms that may have a copy
+        probes, all_forms, all_cuts = self._probes, self._forms, self._cuts
         for number in numbers:
-            probe = self._probes[number]
+            probe = probes[number]
             if probe is None or probe in text:
-                for form in self._forms[number]:
+                for form in all_forms[number]:
                     at = text.find(form)
                     while at >= 0:
                         spans.append((at, at + len(form), number))
                         at = text.find(form, at + len(form))
-            for k, cut in enumerate(self._cuts[number]):
-                head = cut.head
-                if head and (
-                    head not in groups
-                    or (number, k) in groups.may_copy(text, head, places, may_copy)
-                ):
-                    spans.extend(cut.head_copies(text, number, places))
-                if cut.tail:
+            for k, cut in enumerate(all_cuts[number]):
+                head, tail = cut.head, cut.tail
+                if head:
+                    if head in grouped:
+                        allowed = may_copy.get(head)
+                        if allowed is None:
+                            allowed = groups.may_copy(text, head, places, may_copy)
+                        if (number, k) in allowed:
+                            spans.extend(cut.head_copies(text, number, places))
+                    else:
+                        spans.extend(cut.head_copies(text, number, places))
+                # A tail the text does not hold has no copy (one C search, before a call).
+                if tail and (tail in places or tail in text):
                     spans.extend(cut.tail_copies(text, number, places))
         return longest_apart(spans)
 
