@@ -17,7 +17,6 @@ import json.encoder
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
 # The shortest cut copy, in characters beyond a public prefix: 16 random characters are never a
 # coincidence, and a value's public prefix alone names only its vendor.
@@ -91,19 +90,12 @@ class CutForm:
     # (PKCS#8 RSA keys share 34 characters): a text that holds it is compared from there on.
     lead: str = ""
 
-    def copies(
-        self, text: str, number: int, places: dict[str, list[int]] | None = None
-    ) -> list[tuple[int, int, int]]:
-        """The cut copies of this form in `text` (whole copies are not: `find` has them).
-        `places`: where pieces occur in `text`, filled as they are looked for (values that
-        share a piece, as RSA keys share their start, look for it once per text)."""
-        places = {} if places is None else places
-        return [*self.head_copies(text, number, places), *self.tail_copies(text, number, places)]
-
     def head_copies(
         self, text: str, number: int, places: dict[str, list[int]]
     ) -> list[tuple[int, int, int]]:
-        """The cut copies that hold this form's start piece (see `copies`)."""
+        """The cut copies of this form in `text` that hold its start piece (whole copies are
+        not: `ValueIndex.find` has them). `places`: where pieces occur in `text`, filled as
+        they are looked for (values that share a piece look for it once per text)."""
         found: list[tuple[int, int, int]] = []
         form, head = self.form, self.head
         if not head:
@@ -129,7 +121,7 @@ class CutForm:
     def tail_copies(
         self, text: str, number: int, places: dict[str, list[int]]
     ) -> list[tuple[int, int, int]]:
-        """The cut copies that hold this form's end piece (see `copies`)."""
+        """The cut copies of this form in `text` that hold its end piece (as `head_copies`)."""
         found: list[tuple[int, int, int]] = []
         form, tail = self.form, self.tail
         if not tail:
@@ -215,11 +207,12 @@ class HeadGroups:
             for j, cut in enumerate(forms):
                 if cut.head:
                     members.setdefault(cut.head, []).append((cut.form, (i, j)))
-        self._groups = {
-            head: (sorted(found), [form for form, _ in sorted(found)])
-            for head, found in members.items()
-            if len(found) >= _GROUP_MIN
-        }
+        # By head: the (form, (value, form index)) entries in form order, and the forms alone.
+        self._groups: dict[str, tuple[list[tuple[str, tuple[int, int]]], list[str]]] = {}
+        for head, found in members.items():
+            if len(found) >= _GROUP_MIN:
+                found.sort()
+                self._groups[head] = (found, [form for form, _ in found])
         self._heads = frozenset(self._groups)
 
     @property
@@ -227,15 +220,10 @@ class HeadGroups:
         """The start pieces looked up as groups."""
         return self._heads
 
-    def may_copy(
-        self, text: str, head: str, places: dict[str, list[int]], done: dict[str, set[Any]]
-    ) -> set[tuple[int, int]]:
-        """(value, form) of the group of `head` that can have a cut copy in `text` (see the
-        class). `done`: the answers already worked out for this text, by head."""
-        found = done.get(head)
-        if found is not None:
-            return found
-        found = set()
+    def may_copy(self, text: str, head: str, places: dict[str, list[int]]) -> set[tuple[int, int]]:
+        """(value, form index) of the group of `head` that can have a cut copy in `text` (see
+        the class)."""
+        found: set[tuple[int, int]] = set()
         entries, forms = self._groups[head]
         for at in _places(text, head, places):
             stop = _NOT_ALNUM.search(text, at + len(head))
@@ -244,7 +232,6 @@ class HeadGroups:
                 if not forms[k].startswith(prefix):
                     break
                 found.add(entries[k][1])
-        done[head] = found
         return found
 
 

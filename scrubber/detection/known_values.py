@@ -311,7 +311,8 @@ class ValueIndex:
         places: dict[str, list[int]] = {}
         groups = self._head_groups
         grouped = groups.heads
-        may_copy: dict[str, set[Any]] = {}  # by shared head: the forms that may have a copy
+        # By grouped head: the (value, form index) that may have a cut copy in this text.
+        may_copy: dict[str, set[tuple[int, int]]] = {}
         probes, all_forms, all_cuts = self._probes, self._forms, self._cuts
         for number in numbers:
             probe = probes[number]
@@ -327,7 +328,7 @@ class ValueIndex:
                     if head in grouped:
                         allowed = may_copy.get(head)
                         if allowed is None:
-                            allowed = groups.may_copy(text, head, places, may_copy)
+                            allowed = may_copy[head] = groups.may_copy(text, head, places)
                         if (number, k) in allowed:
                             spans.extend(cut.head_copies(text, number, places))
                     else:
