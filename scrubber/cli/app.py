@@ -121,8 +121,17 @@ def fail(error: ScrubberError) -> NoReturn:
     raise SystemExit(int(error.exit_code))
 
 
+def run() -> NoReturn:
+    """The console script (and `python -m scrubber.cli`): `main`, then a quick exit that
+    skips the interpreter's teardown (cli/quick_exit.py)."""
+    from scrubber.cli.quick_exit import run_and_exit
+
+    run_and_exit(main)
+
+
 def main(argv: list[str] | None = None) -> None:
-    """Entry point of the console script."""
+    """Run the command `argv` (default: the process's arguments) as the console script does;
+    ends by raising SystemExit for any status but 0."""
     args = sys.argv[1:] if argv is None else argv
     try:
         if os.environ.get(COMPLETE_VAR):
