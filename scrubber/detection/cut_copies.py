@@ -58,12 +58,20 @@ def _common_length(a: str, b: str) -> int:
     return at
 
 
+# `CUT_PIECE` characters that JSON escaping leaves as they are (`plain`): printable ASCII but
+# the quote and the backslash.
+_PLAIN_PIECE = re.compile(rf"[\x20\x21\x23-\x5b\x5d-\x7e]{{{CUT_PIECE}}}")
+
+
 def distinct_probe(value: str, shared: int) -> str | None:
     """A piece of `value` that every text form of it holds as it is (plain characters, which
     JSON escaping leaves alone) and that starts where the value parts from the others
     (`shared_starts`): a string without it holds no whole copy. None: no such piece."""
     start = min(shared, max(0, len(value) - CUT_PIECE))
-    probe = value[start : start + CUT_PIECE]
+    # The first plain piece from there on (a PEM key's body lines hold line breaks, which its
+    # JSON forms escape: the piece is then taken within a line), else the first at all.
+    found = _PLAIN_PIECE.search(value, start) or _PLAIN_PIECE.search(value)
+    probe = found.group() if found else value[start : start + CUT_PIECE]
     return probe if probe and plain(probe) else None
 
 

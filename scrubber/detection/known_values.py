@@ -37,6 +37,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from scrubber.detection.crowd_filter import CROWD_MIN, CrowdFilter
 from scrubber.detection.cut_copies import (
     CutForm,
     HeadGroups,
@@ -244,6 +245,7 @@ class ValueIndex:
                 anchors.setdefault(form[:_ANCHOR], set()).add(number)
         self._cuts = with_leads(self._cuts)
         self._head_groups = HeadGroups(self._cuts)
+        self._crowd = CrowdFilter(self._probes, self._cuts, self._head_groups.heads, engine=engine)
         self._anchors = list(anchors.items())
         self._lengths = [len(anchor) for anchor, _ in self._anchors]
         self._matcher: LiteralEvents | None = None
@@ -313,8 +315,15 @@ class ValueIndex:
         grouped = groups.heads
         # By grouped head: the (value, form index) that may have a cut copy in this text.
         may_copy: dict[str, set[tuple[int, int]]] = {}
+        wanted = numbers if isinstance(numbers, Sequence) else list(numbers)
+        if self._crowd and len(wanted) >= CROWD_MIN:
+            # Many candidates: the values of a crowd that cannot have a copy here go first.
+            for start in grouped:
+                if start in text:
+                    may_copy[start] = groups.may_copy(text, start, places)
+            wanted = self._crowd.narrowed(text, wanted, may_copy.values())
         probes, all_forms, all_cuts = self._probes, self._forms, self._cuts
-        for number in numbers:
+        for number in wanted:
             probe = probes[number]
             if probe is None or probe in text:
                 for form in all_forms[number]:

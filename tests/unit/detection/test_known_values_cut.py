@@ -231,10 +231,15 @@ def test_find_with_its_shortcuts_is_the_plain_search(data: st.DataObject) -> Non
     # A start they share beyond their 16-character head too (PKCS#8 keys share 26): the
     # forms' leads are then used.
     common = _SHARED + _random(rng, data.draw(st.integers(0, 24)))
-    # Up to 12 of them: from 8 forms of one head on, they are looked up as a group.
-    base = [common + _random(rng, 30) for _ in range(data.draw(st.integers(1, 12)))]
+    # Up to 30 of them: from 8 forms of one head on, they are looked up as a group, and from
+    # 16 candidates on, those of a crowd with no piece in the text are dropped first (with
+    # hyperscan: crowd_filter.py). Some hold line breaks, as a PEM key's body does.
+    base = [
+        common + _random(rng, 30) + rng.choice(["", "\n" + _random(rng, 20)])
+        for _ in range(data.draw(st.integers(1, 30)))
+    ]
     values = [*base, base[0] + _random(rng, data.draw(st.integers(1, 20))), 'k"' + _random(rng, 30)]
-    index = _index("python", *((value, INFO) for value in values))
+    index = _index(data.draw(st.sampled_from(ENGINES)), *((value, INFO) for value in values))
     numbers = list(range(len(index._values)))
     pieces = [
         data.draw(st.sampled_from(values))[: data.draw(st.integers(0, 60))]
@@ -290,3 +295,28 @@ def test_may_hold_flags_every_text_with_a_copy(engine: str) -> None:
     assert holding <= flagged
     assert 0 not in flagged and 3 not in flagged and 7 not in flagged
     assert index.may_hold(texts, "another-session") == set()
+
+
+@pytest.mark.skipif(load_hyperscan() is None, reason=INSTALL_HYPERSCAN)
+def test_a_crowd_sharing_a_start_is_narrowed_to_the_values_the_text_holds() -> None:
+    """200 key bodies of many lines sharing their start; a text holding one whole, the start
+    of another and the end of a third: the crowd filter keeps the three (and those the
+    shared start's place may copy), and the copies are those of the plain search."""
+    rng = random.Random(7)
+    common = _SHARED + _random(rng, 22)
+    values = [
+        "\n".join([common + _random(rng, 30), _random(rng, 64), _random(rng, 40)])
+        for _ in range(200)
+    ]
+    index = _index("hyperscan", *((value, INFO) for value in values))
+    whole, head, tail = values[5], values[77][:50], values[150][-30:]
+    text = json.dumps(f"key: {whole}\nstart {head}… and {tail} end")[1:-1]
+    numbers = list(range(len(index._values)))
+    groups = index._head_groups
+    shared = [groups.may_copy(text, h, {}) for h in groups.heads if h in text]
+    kept = index._crowd.narrowed(text, numbers, shared)
+    assert {5, 77, 150} <= set(kept)
+    assert len(kept) < 20
+    found = index.find(text, numbers)
+    assert found == _found_plainly(index, text, numbers)
+    assert {n for _, _, n in found} == {5, 77, 150}
