@@ -13,7 +13,7 @@ import json
 import os
 import stat
 import subprocess
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
@@ -32,6 +32,10 @@ from scrubber.install import launchers, settings, settings_file
 from scrubber.install import record as install_record
 from scrubber.policy.model import Policy, SessionEndAction
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from scrubber.usecases.retention import FolderNames
+
 STALE_JOB_SECONDS = 15 * 60
 
 
@@ -42,7 +46,8 @@ def _mode(path: Path) -> int | None:
         return None
 
 
-def check_config_dir(config: Path) -> Iterator[Check]:
+def check_config_dir(config: Path, show: Callable[[Path], str] = str) -> Iterator[Check]:
+    """`show`: how a warning names a path (a project folder's name can hold a token)."""
     mode = _mode(config)
     if mode is None:
         yield Check(
@@ -64,7 +69,7 @@ def check_config_dir(config: Path) -> Iterator[Check]:
     from scrubber.usecases.audit import permission_warnings
 
     transcripts = sorted(paths.projects_dir(config).glob("*/*.jsonl"))
-    for warning in permission_warnings(transcripts)[:5]:
+    for warning in permission_warnings(transcripts, show)[:5]:
         yield Check("permissions", Level.WARN, warning)
 
 
@@ -393,10 +398,10 @@ def check_object_storage(home: Path, policy: Policy | None) -> list[Check]:
 def run_checks(env: Mapping[str, str], now: datetime) -> list[Check]:
     config = paths.config_dir(env)
     home = paths.scrub_home(env)
-    checks = list(check_config_dir(config))
+    policy_checks, policy = check_policy(env, home)
+    checks = list(check_config_dir(config, _shown_paths(config, home, env, policy)))
     checks += check_hooks(config, home)
     checks += check_live_hooks(config)
-    policy_checks, policy = check_policy(env, home)
     checks += policy_checks
     worker = check_worker(home, env)
     checks += check_spool(home, now.timestamp(), worker_can_run=worker.level is not Level.WARN)
@@ -419,6 +424,26 @@ def run_checks(env: Mapping[str, str], now: datetime) -> list[Check]:
             )
         )
     return checks
+
+
+def _shown_paths(
+    config: Path, home: Path, env: Mapping[str, str], policy: Policy | None
+) -> Callable[[Path], str]:
+    """Paths as every report shows them: each project folder's name cleaned of the secrets its
+    sessions' cwds hold (usecases/retention.FolderNames), worked out on the first warning."""
+    names: FolderNames | None = None
+
+    def show(path: Path) -> str:
+        nonlocal names
+        if names is None:
+            from scrubber.transcript.sessions import discover
+            from scrubber.usecases.retention import folder_names
+
+            infos = discover(config).sessions if paths.is_config_dir(config) else ()
+            names = folder_names(policy or Policy(), home, env, infos)
+        return names.text(str(path))
+
+    return show
 
 
 def register(app: typer.Typer) -> None:

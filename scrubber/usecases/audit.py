@@ -97,7 +97,7 @@ def run_audit(
     if cache is not None and _whole_config(request):
         cache.keep_only({t.project or "" for t in targets})
     if request.remember:
-        update_audit_cache(request.home, report)
+        update_audit_cache(request.home, report, scanner)
     return report
 
 
@@ -380,10 +380,15 @@ def _who(mode: int) -> str:
     return "group and others" if group and other else ("group" if group else "others")
 
 
-def update_audit_cache(home: Path, report: AuditReport) -> None:
+def update_audit_cache(
+    home: Path, report: AuditReport, scanner: SecretScanner | None = None
+) -> None:
     """Remember each audited session's distinct secrets with its transcript's size and mtime as
     they were when the scan began, so `scrub sessions` shows the count only while the transcript
-    is still the one audited. Best effort: a cache that cannot be written is not updated."""
+    is still the one audited. With the `scanner`, its title too as the audit showed it (with
+    the values found anywhere in the session, which the detectors alone miss in a title), by
+    the keyed fingerprint of the title as it is (reported_projects.audited_titles). Best
+    effort: a cache that cannot be written is not updated."""
     path = paths.state_dir(home) / AUDIT_CACHE_NAME
     try:
         data = json.loads(path.read_bytes())
@@ -413,6 +418,10 @@ def update_audit_cache(home: Path, report: AuditReport) -> None:
             # too): `scrub sessions` scans nothing, and shows the folder with these gone.
             "project_shown": transcript.project_shown,
         }
+        raw_title = transcript.target.title
+        if scanner is not None and raw_title and transcript.title:
+            data["sessions"][sid]["title_fingerprint"] = scanner.fingerprint(raw_title)
+            data["sessions"][sid]["title_shown"] = transcript.title
     try:
         paths.ensure_private_dir(path.parent)
         atomic_write(path, [json.dumps(data).encode()], mode=0o600)

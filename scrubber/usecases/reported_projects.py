@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from scrubber import paths
+from scrubber.detection.placeholder import PLACEHOLDER_PREFIX, PLACEHOLDER_RE
 from scrubber.redaction.project_name import ProjectNames
 
 TYPE_CHECKING = False
@@ -26,7 +27,8 @@ AUDIT_CACHE_NAME = "audit-cache.json"  # state/ file read by `scrub sessions` (s
 
 def read_audit_cache(home: Path) -> Mapping[str, Any]:
     """The sessions of the audit cache in `state/`: {"format": 1, "sessions": {id:
-    {"transcript_size", "transcript_mtime_ns", "distinct", "project_shown"}}}. Our own state,
+    {"transcript_size", "transcript_mtime_ns", "distinct", "project_shown", and with a title
+    "title_fingerprint", "title_shown"}}}. Our own state,
     but possibly planted: anything not of that shape reads as empty."""
     try:
         value = json.loads((paths.state_dir(home) / AUDIT_CACHE_NAME).read_bytes())
@@ -47,6 +49,50 @@ def audited_projects(cache: Mapping[str, Any]) -> dict[str, str]:
         if isinstance(sid, str) and isinstance(name, str) and name and name.isprintable():
             shown[sid] = name
     return shown
+
+
+def audited_titles(cache: Mapping[str, Any]) -> dict[str, str]:
+    """Each title as the last audit showed it (with the values found anywhere in its session),
+    by the keyed fingerprint of the title as it is: a title changed since reads as not known.
+    Only printable forms that hold a placeholder are taken (planted text never shows more)."""
+    shown: dict[str, str] = {}
+    for item in cache.values():
+        if not isinstance(item, dict):
+            continue
+        fingerprint, title = item.get("title_fingerprint"), item.get("title_shown")
+        if (
+            isinstance(fingerprint, str)
+            and isinstance(title, str)
+            and title.isprintable()
+            and PLACEHOLDER_PREFIX in title
+        ):
+            shown[fingerprint] = title
+    return shown
+
+
+def hides_only(shown: str, raw: str) -> bool:
+    """Whether `shown` is `raw` with some of its parts (at least a character each) replaced by
+    placeholders, nothing else changed: a form read from the cache (possibly planted) may
+    hide, never add. Each text between placeholders is found leftmost, in order: linear."""
+    texts: list[str] = []
+    at = 0
+    for match in PLACEHOLDER_RE.finditer(shown):
+        texts.append(shown[at : match.start()])
+        at = match.end()
+    texts.append(shown[at:])
+    if len(texts) == 1:
+        return shown == raw
+    first, *middle, last = texts
+    stop = len(raw) - len(last)
+    if stop < len(first) or not raw.startswith(first) or not raw.endswith(last):
+        return False
+    at = len(first)
+    for text in middle:
+        found = raw.find(text, at + 1, stop)
+        if found < 0:
+            return False
+        at = found + len(text)
+    return at < stop
 
 
 class ReportedNames:

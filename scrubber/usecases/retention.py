@@ -44,7 +44,12 @@ from scrubber.retention.settings import MANAGED_SETTINGS, effective_cleanup_peri
 from scrubber.retention.trash import UndeleteResult, list_trash, undelete
 from scrubber.transcript.sessions import Discovery, SessionInfo, discover
 from scrubber.usecases.archive_index import StoreArchiveIndex
-from scrubber.usecases.reported_projects import ReportedNames
+from scrubber.usecases.reported_projects import (
+    ReportedNames,
+    audited_titles,
+    hides_only,
+    read_audit_cache,
+)
 
 # Tests (and unusual installs) point this at another managed-settings file.
 ENV_MANAGED_SETTINGS = "SCRUB_CLAUDE_MANAGED_SETTINGS"
@@ -61,20 +66,31 @@ class Titles:
     def __init__(self, policy: Policy, home: Path) -> None:
         self._policy = policy
         self._home = home
-        self._redact: Callable[[str], str] | None = None
+        self._scanner: SecretScanner | None = None
+        self._audited: dict[str, str] = {}
 
     def show(self, title: str | None, width: int | None = TITLE_WIDTH) -> str:
+        """`title` cleaned with the detectors, starting from the form the last audit showed
+        when it audited that very title: the audit also knew the values found anywhere in the
+        session (a password read from a `.env` and typed again as the title), which no
+        detector sees in the title alone."""
         if not title:
             return ""
-        if self._redact is None:
-            from scrubber.detection.registry import build_scanner
-
-            self._redact = build_scanner(self._policy, self._home).redact_text
-        text = self._redact(title)
+        scanner = self._scanner_built()
+        shown = self._audited.get(scanner.fingerprint(title)) if self._audited else None
+        text = scanner.redact_text(shown if shown and hides_only(shown, title) else title)
         text = "".join(c if c.isprintable() else " " for c in text)
         if width is not None and len(text) > width:
             text = text[: width - 1] + "…"
         return text
+
+    def _scanner_built(self) -> SecretScanner:
+        if self._scanner is None:
+            from scrubber.detection.registry import build_scanner
+
+            self._scanner = build_scanner(self._policy, self._home)
+            self._audited = audited_titles(read_audit_cache(self._home))
+        return self._scanner
 
 
 class FolderNames:

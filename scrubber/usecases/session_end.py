@@ -129,7 +129,7 @@ class PipelineActions:
             raise InputError(f"cannot read {session.transcript}: no such file")
         report = audit(session_targets(session), scanner, env=session.env)
         totals = report.totals()
-        update_audit_cache(session.home, report)
+        update_audit_cache(session.home, report, scanner)
         return {
             "occurrences": totals["occurrences"],
             "distinct": totals["distinct"],
