@@ -12,7 +12,7 @@ from enum import StrEnum
 from pathlib import Path
 
 from scrubber import paths
-from scrubber.errors import UsageError
+from scrubber.errors import ScrubberError, UsageError
 from scrubber.policy.load import LoadedPolicy, load_policy
 from scrubber.policy.model import Pins
 from scrubber.retention import pins as pin_store
@@ -55,7 +55,8 @@ def pin_session(env: Mapping[str, str], query: str, reason: str | None) -> Pinne
             manifest.session_id, manifest.project, manifest.custom_title, reason
         )
         title = manifest.custom_title
-    added = pin_store.add_pin(home, record)
+    titles = Titles(loaded.policy, home)
+    added = pin_store.add_pin(home, _kept_as_shown(record, titles))
     # The folder is shown only once the pin is written: showing it builds the scanner (its key
     # and compiled gates), and a failure there must not be mistaken for the pin's own.
     if info is not None:
@@ -63,7 +64,21 @@ def pin_session(env: Mapping[str, str], query: str, reason: str | None) -> Pinne
     else:
         folder = folder_names(loaded.policy, home, env).project(record.project)
         shown = f"{folder}/{record.session_id} (in the trash)"
-    return Pinned(added, shown, title, Titles(loaded.policy, home))
+    return Pinned(added, shown, title, titles)
+
+
+def _kept_as_shown(record: pin_store.PinRecord, titles: Titles) -> pin_store.PinRecord:
+    """The pin as `state/pins.json` keeps it: the title and reason as every listing shows
+    them (a title can hold a secret, found in it or elsewhere in the session: the file must
+    not keep it after the transcript is redacted). The pin itself never waits on that: when
+    the scanner cannot be built, they are not kept at all (`unpin` finds a pin by its id, or
+    by the session's title while the session is there)."""
+    try:
+        name = titles.show(record.name, None) or None
+        reason = titles.show(record.reason, None) or None
+    except ScrubberError:
+        name = reason = None
+    return dataclasses.replace(record, name=name, reason=reason)
 
 
 def _folders(

@@ -70,7 +70,14 @@ def test_titles_and_folders_lose_what_the_audit_found(
         assert "Traceback" not in done.stderr, name
         shown = done.stdout + done.stderr
         assert [what for what, p in pieces.items() if p in shown] == [], name
+    pins_file = (world.scrub_home / "state" / "pins.json").read_text()
+    assert titled.session_id in pins_file
+    assert password not in pins_file  # kept as the listings show it
     sessions = json.loads(runs["sessions"].stdout)
     titles = [row.get("title") for row in sessions["sessions"]]
     assert any(t and t.startswith("deploy [REDACTED:") for t in titles), titles
     assert "readable by" in runs["doctor"].stdout or "open to group" in runs["doctor"].stdout
+    # The pin is still found by the session's title as typed.
+    unpinned = world.scrub("unpin", f"deploy {password}")
+    assert unpinned.returncode == 0, unpinned.stderr
+    assert password not in unpinned.output
