@@ -50,7 +50,7 @@ from scrubber.detection.cut_copies import (
     with_leads,
 )
 from scrubber.detection.placeholder import PLACEHOLDER_PREFIX, make_placeholder
-from scrubber.detection.prefilter_literals import LiteralEvents, literal_events
+from scrubber.detection.prefilter_literals import LiteralEvents, LiteralsCompiling
 from scrubber.detection.scan import LineScan
 from scrubber.transcript.records import UNSCANNED_KEYS, json_pointer, string_at
 
@@ -231,6 +231,7 @@ class ValueIndex:
         # For each value, what a string must hold to hold a whole copy of it (None: any).
         self._probes: list[str | None] = []
         self._by_scope: dict[Scope, frozenset[int]] | None = None  # each scope's values
+        pieces: list[tuple[str | None, str | None]] = []
         for number, (value, info, scopes) in enumerate(items):
             self._values.append(value)
             self._infos.append(info)
@@ -238,19 +239,28 @@ class ValueIndex:
             self._forms.append(text_forms(value))
             self._probes.append(distinct_probe(value, shared[number]))
             head, tail = cut_pieces(value, info.prefix)
-            self._cuts.append(cut_forms(value, head, tail))
+            pieces.append((head, tail))
             # Every whole copy holds the start piece: then that is the value's anchor too.
             texts = [value if head is None else head, *([] if tail is None else [tail])]
             for form in (f for text in texts for f in raw_forms(text)):
                 anchors.setdefault(form[:_ANCHOR], set()).add(number)
-        self._cuts = with_leads(self._cuts)
-        self._head_groups = HeadGroups(self._cuts)
-        self._crowd = CrowdFilter(self._probes, self._cuts, self._head_groups.heads, engine=engine)
         self._anchors = list(anchors.items())
         self._lengths = [len(anchor) for anchor, _ in self._anchors]
-        self._matcher: LiteralEvents | None = None
-        if self._anchors:
-            self._matcher = literal_events([a for a, _ in self._anchors], engine=engine)
+        # Hyperscan compiles without the GIL: the anchors' database (most of a second for the
+        # values of a whole config dir) is compiled on a thread while the cut forms are made.
+        matcher = (
+            LiteralsCompiling([a for a, _ in self._anchors], engine) if self._anchors else None
+        )
+        try:
+            self._cuts = with_leads(
+                [cut_forms(v, h, t) for v, (h, t) in zip(self._values, pieces, strict=True)]
+            )
+            self._head_groups = HeadGroups(self._cuts)
+            self._crowd = CrowdFilter(
+                self._probes, self._cuts, self._head_groups.heads, engine=engine
+            )
+        finally:
+            self._matcher: LiteralEvents | None = matcher.result() if matcher else None
 
     def __repr__(self) -> str:
         return f"ValueIndex({len(self._values)} values)"

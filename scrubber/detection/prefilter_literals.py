@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from typing import Any, Protocol
 
@@ -76,3 +77,27 @@ def literal_events(literals: Sequence[bytes], *, engine: str = "auto") -> Litera
         if hyperscan is not None:
             return HyperscanLiteralEvents(literals, hyperscan)
     return PythonLiteralEvents(literals)
+
+
+class LiteralsCompiling:
+    """`literal_events(literals, engine)` made on a thread of its own; `result` waits for it
+    (and raises what it raised)."""
+
+    def __init__(self, literals: list[bytes], engine: str) -> None:
+        self._made: LiteralEvents | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._make, args=(literals, engine), daemon=True)
+        self._thread.start()
+
+    def _make(self, literals: list[bytes], engine: str) -> None:
+        try:
+            self._made = literal_events(literals, engine=engine)
+        except BaseException as error:  # handed to the thread that waits
+            self._error = error
+
+    def result(self) -> LiteralEvents:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        assert self._made is not None  # noqa: S101 - set when no error was
+        return self._made
