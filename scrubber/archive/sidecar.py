@@ -17,7 +17,7 @@ from scrubber.archive.errors import (
     ArchiveVersionError,
     SidecarError,
 )
-from scrubber.archive.manifest import Manifest
+from scrubber.archive.manifest import Manifest, SessionFacts
 from scrubber.errors import UsageError
 
 SIDECAR_SCHEMA = "scrubber.archive-sidecar"
@@ -51,21 +51,24 @@ def clear_manifest(
     manifest: Manifest,
     fields: Collection[str],
     redact_text: Callable[[str], str] | None = None,
+    facts: SessionFacts | None = None,
 ) -> dict[str, Any]:
-    """The manifest fields the policy allows in clear. `redact_text`, when given, is applied to
-    the title and tags first (they are free text a secret can hide in)."""
+    """The manifest fields the policy allows in clear, of `facts` (default the manifest's:
+    the caller passes them as shown, their secrets replaced). `redact_text`, when given, is
+    applied to every free-text and path field first: title, tags, cwd and project (a secret
+    can hide in each; a cwd names the project folder)."""
     unknown = set(fields) - set(CLEAR_FIELDS)
     if unknown:
         raise UsageError(f"unknown manifest field(s) for the sidecar: {', '.join(sorted(unknown))}")
-    facts = manifest.session
+    facts = manifest.session if facts is None else facts
 
     def text(value: str) -> str:
         return redact_text(value) if redact_text is not None else value
 
     values: dict[str, Any] = {
         "session_id": facts.session_id,
-        "project": facts.project,
-        "cwd": facts.cwd,
+        "project": text(facts.project),
+        "cwd": None if facts.cwd is None else text(facts.cwd),
         "title": None if facts.title is None else text(facts.title),
         "tags": [text(tag) for tag in facts.tags],
         "first_timestamp": _iso(facts.first_timestamp),

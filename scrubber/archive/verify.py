@@ -39,6 +39,7 @@ from scrubber.archive.errors import (
 from scrubber.archive.layout import GZIP_MAGIC, ArchiveEntry, bare_entry, sidecar_path
 from scrubber.archive.manifest import Manifest
 from scrubber.archive.sidecar import Sidecar, read_sidecar
+from scrubber.detection.placeholder import hides_only
 
 if TYPE_CHECKING:
     from _typeshed import WriteableBuffer
@@ -82,9 +83,19 @@ class VerifyReport:
     manifest: Manifest | None = None
 
 
+def _names_folder(manifest: Manifest, folder: str) -> bool:
+    """Whether the manifest's project is the archive's project folder: the same name, or for
+    a redacted archive that name with parts replaced by placeholders (its manifest shows the
+    name as redacted: the folder form of a cwd can hold a secret), nothing else changed."""
+    shown = manifest.session.project
+    if shown == folder or not manifest.redacted:
+        return shown == folder
+    return hides_only(shown, folder)  # linear: a planted manifest cannot make it backtrack
+
+
 def _check_manifest(entry: ArchiveEntry, sidecar: Sidecar | None, manifest: Manifest) -> None:
     facts = manifest.session
-    if facts.project != entry.project or facts.session_id != entry.session_id:
+    if not _names_folder(manifest, entry.project) or facts.session_id != entry.session_id:
         raise ArchiveIntegrityError(
             f"{entry.path}: the manifest names another session than the archive's folder"
         )

@@ -126,6 +126,8 @@ def write_archive(
     clear_fields: Collection[str],
     redacted: bool = False,
     redact_text: Callable[[str], str] | None = None,
+    manifest_facts: SessionFacts | None = None,
+    sidecar_facts: SessionFacts | None = None,
     progress: Progress | None = None,
 ) -> WrittenArchive:
     """Write one session's archive under `root` and its sidecar; return where it went.
@@ -133,7 +135,10 @@ def write_archive(
     `contents` was collected from `source_root` (the config dir, or a staging copy of redacted
     files). With no recipients the archive is written in clear, which is allowed only for a
     redacted bundle. When an archive of the same content for the same recipients exists, it is
-    returned with `created=False` and nothing is written.
+    returned with `created=False` and nothing is written. `facts` place the archive
+    (`<root>/<project>/<session-id>/`); the manifest says `manifest_facts` (default `facts`: a
+    redacted archive's are shown redacted, its files under that project name), the sidecar
+    `sidecar_facts` (default the manifest's), its free text through `redact_text` when given.
 
     Raises ArchiveWriteError (nothing left behind) on I/O errors, BundleChangedError when the
     session changed while it was read, KeyMaterialError from the recipients.
@@ -143,15 +148,10 @@ def write_archive(
     session_id = plain_name(facts.session_id, "session id")
     fingerprints = [recipient_fingerprint(r) for r in recipients]
     manifest = make_manifest(
-        facts,
-        contents,
-        created=created,
-        scrubber_version=scrubber_version,
-        recipients=fingerprints,
-        encrypted=bool(recipients),
-        redacted=redacted,
-    )
-    clear = clear_manifest(manifest, clear_fields, redact_text)
+        manifest_facts or facts, contents, created=created, scrubber_version=scrubber_version,
+        recipients=fingerprints, encrypted=bool(recipients), redacted=redacted,
+    )  # fmt: skip
+    clear = clear_manifest(manifest, clear_fields, redact_text, sidecar_facts)
     folder = root / project / session_id
     for existing in archives_of(root, project, session_id):
         if _same_version(existing, manifest):

@@ -98,3 +98,29 @@ def mask_spans(text: str, spans: list[tuple[int, int]]) -> str:
 def mask_placeholders(text: str) -> str:
     """`text` with every placeholder replaced by as many `MASK_CHAR`s."""
     return mask_spans(text, placeholder_spans(text))
+
+
+def hides_only(shown: str, raw: str) -> bool:
+    """Whether `shown` is `raw` with some of its parts (at least a character each) replaced by
+    placeholders, nothing else changed: a form read from a cache or a manifest (possibly
+    planted) may hide, never add. Each text between placeholders is found leftmost, in
+    order: linear in the lengths, whatever the input."""
+    texts: list[str] = []
+    at = 0
+    for match in PLACEHOLDER_RE.finditer(shown):
+        texts.append(shown[at : match.start()])
+        at = match.end()
+    texts.append(shown[at:])
+    if len(texts) == 1:
+        return shown == raw
+    first, *middle, last = texts
+    stop = len(raw) - len(last)
+    if stop < len(first) or not raw.startswith(first) or not raw.endswith(last):
+        return False
+    at = len(first)
+    for text in middle:
+        found = raw.find(text, at + 1, stop)
+        if found < 0:
+            return False
+        at = found + len(text)
+    return at < stop

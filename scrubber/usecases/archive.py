@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
@@ -42,10 +42,17 @@ from scrubber.archive.keys import (
 )
 from scrubber.archive.leftovers import remove_leftovers, staging_folder
 from scrubber.archive.write import WrittenArchive, check_destination, write_archive
+from scrubber.detection.known_values import KnownValues
 from scrubber.errors import InputError, KeyMaterialError, ScrubberError, UsageError
-from scrubber.policy.model import ManifestField, Policy
+from scrubber.policy.model import Policy, ThinkingMode
 from scrubber.redaction.project_name import path_shown
 from scrubber.transcript.sessions import SessionInfo, discover, find_session
+from scrubber.usecases.archive_shown import (
+    TEXT_FIELDS,
+    SessionShown,
+    redact_bundle,
+    session_values,
+)
 from scrubber.usecases.reported_projects import ReportedNames
 
 if TYPE_CHECKING:
@@ -218,10 +225,14 @@ def resolve_encryption(
 
 
 class BundleRedactor(Protocol):
-    """Writes a redacted copy of one file of a session bundle (`target` does not exist yet;
-    its folder does)."""
+    """Writes redacted copies of the files of one session bundle, (source, target) pairs
+    (no target exists yet; their folders do), and returns the values it found in them. Its
+    `scanner` shows the session's texts and paths as the redaction does (archive_shown.py)."""
 
-    def __call__(self, source: Path, target: Path) -> None: ...
+    @property
+    def scanner(self) -> SecretScanner: ...
+
+    def __call__(self, pairs: Sequence[tuple[Path, Path]]) -> KnownValues: ...
 
 
 def _scanner(policy: Policy, home: Path) -> SecretScanner:
@@ -231,24 +242,36 @@ def _scanner(policy: Policy, home: Path) -> SecretScanner:
 
 
 def engine_redactor(policy: Policy, scanner: SecretScanner) -> BundleRedactor:
-    """The redaction engine's copier (`scrubber.usecases.redact.redact_copy`), imported only when
-    `--redact` asks for it: transcripts have their string leaves redacted, text files their
-    text, thinking as the policy says (`redaction.thinking`, default redact for copies).
-    Binary files cannot be redacted and are left out of the redacted bundle."""
-    from scrubber.usecases.redact import redact_copy
+    """The redaction engine's copier (`archive_shown.redact_bundle`, on
+    `scrubber.usecases.redact.redact_copies`), imported only when `--redact` asks for it:
+    transcripts have their string leaves redacted, text files their text, thinking as the
+    policy says (`redaction.thinking`, default redact for copies), and a value found in any
+    file of the bundle in all of them. Binary files cannot be redacted and are left out of the
+    redacted bundle."""
+    return _EngineRedactor(scanner, policy.redaction.thinking)
 
-    thinking = policy.redaction.thinking
 
-    def redact(source: Path, target: Path) -> None:
-        redact_copy(source, target, scanner, thinking=thinking)
+@dataclass(frozen=True, slots=True)
+class _EngineRedactor:
+    scanner: SecretScanner
+    thinking: ThinkingMode
 
-    return redact
+    def __call__(self, pairs: Sequence[tuple[Path, Path]]) -> KnownValues:
+        return redact_bundle(pairs, self.scanner, self.thinking)
+
+
+@dataclass(frozen=True, slots=True)
+class _Staged:
+    paths: list[Path]  # the staged top-level paths
+    known: KnownValues  # the values the redaction found
 
 
 def _stage_redacted(
     config_dir: Path, paths: Sequence[Path], staging: Path, redactor: BundleRedactor
-) -> list[Path]:
-    """Redacted copies of a bundle under `staging`; returns the staged top-level paths."""
+) -> _Staged:
+    """Redacted copies of a bundle under `staging`, and the values found in it."""
+    pairs: list[tuple[Path, Path]] = []
+    mtimes: list[int] = []
     for source, rel, st in walk_bundle(config_dir, paths):
         target = staging / rel
         if stat.S_ISDIR(st.st_mode):
@@ -257,13 +280,27 @@ def _stage_redacted(
         if not stat.S_ISREG(st.st_mode):
             continue  # symlinks are neither followed nor copied, as in a plain archive
         target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        redactor(source, target)
+        pairs.append((source, target))
+        mtimes.append(st.st_mtime_ns)
+    known = redactor(pairs) if pairs else KnownValues()
+    for (_source, target), mtime_ns in zip(pairs, mtimes, strict=True):
         # The source's mtime (the manifest records it); a file the redactor could not copy
         # (binary) is simply not there.
         with contextlib.suppress(FileNotFoundError):
-            os.utime(target, ns=(st.st_mtime_ns, st.st_mtime_ns))
+            os.utime(target, ns=(mtime_ns, mtime_ns))
     staged = (staging / p.relative_to(config_dir) for p in paths)
-    return [p for p in staged if os.path.lexists(p)]
+    return _Staged([p for p in staged if os.path.lexists(p)], known)
+
+
+def _rename_project(staging: Path, staged: list[Path], project: str, shown: str) -> list[Path]:
+    """Move the staged `projects/<project>/` to `projects/<shown>/` (a redacted archive holds
+    its files under the project folder's name as shown: the real one can hold a secret in its
+    folder form); returns `staged` moved with it."""
+    old, new = paths.projects_dir(staging) / project, paths.projects_dir(staging) / shown
+    if shown == project or not old.is_dir():
+        return staged
+    old.rename(new)
+    return [new / p.relative_to(old) if p.is_relative_to(old) else p for p in staged]
 
 
 # ------------------------------------------------------------------------------------ doing
@@ -296,28 +333,38 @@ def archive_session(
     now: datetime,
     work_dir: Path,
     redactor: BundleRedactor | None = None,
-    redact_text: Callable[[str], str] | None = None,
+    scanner: SecretScanner | None = None,
     progress: Progress | None = None,
 ) -> WrittenArchive:
     """Archive one session (its whole bundle) under `destination`.
 
     `work_dir` (scrubber's own folder) holds the staging copy of a redacted bundle while it is
-    archived. Raises ScrubberError subclasses; InputError when the session cannot be read.
+    archived. A redacted archive's manifest shows the session's texts and paths as its
+    redaction does (archive_shown.py); with a `scanner`, so does an encrypted archive's
+    sidecar, when the policy puts such a field in clear. Raises ScrubberError subclasses;
+    InputError when the session cannot be read.
     """
     config_dir = session.config_dir
     facts = facts_of(session)
     for attempt in range(_CHANGED_RETRIES + 1):
         stack = contextlib.ExitStack()
         try:
-            paths = list(session.bundle_paths())
+            bundle = list(session.bundle_paths())
             source_root = config_dir
+            manifest_facts = sidecar_facts = None
             if redactor is not None:
                 work_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
                 # Locked while in use: a killed run's copies are removed by the next one.
                 staging = stack.enter_context(staging_folder(work_dir, "archive-redact"))
-                paths = _stage_redacted(config_dir, paths, staging, redactor)
+                staged = _stage_redacted(config_dir, bundle, staging, redactor)
+                manifest_facts = SessionShown(redactor.scanner, staged.known).facts(facts)
+                bundle = _rename_project(
+                    staging, staged.paths, facts.project, manifest_facts.project
+                )
                 source_root = staging
-            contents: BundleContents = collect_bundle(source_root, paths, progress=progress)
+            elif scanner is not None and TEXT_FIELDS & set(clear_fields):
+                sidecar_facts = SessionShown(scanner, session_values(session, scanner)).facts(facts)
+            contents: BundleContents = collect_bundle(source_root, bundle, progress=progress)
             return write_archive(
                 destination,
                 facts,
@@ -328,7 +375,8 @@ def archive_session(
                 scrubber_version=__version__,
                 clear_fields=clear_fields,
                 redacted=redactor is not None,
-                redact_text=redact_text,
+                manifest_facts=manifest_facts,
+                sidecar_facts=sidecar_facts,
                 progress=progress,
             )
         except BundleChangedError:
@@ -384,11 +432,11 @@ def archive_sessions(
     written) only what concerns every session.
     """
     clear_fields = [str(f) for f in policy.archive.clear_manifest_fields]
-    # Titles and tags are free text: redacted before they go into a sidecar in clear.
-    clear_text = ManifestField.TITLE in clear_fields or ManifestField.TAGS in clear_fields
+    # Titles, tags, cwds and project names are free text or paths: redacted before they go
+    # in clear, into a sidecar or a redacted archive's manifest (archive_shown.py).
+    clear_text = bool(TEXT_FIELDS & set(clear_fields))
     scanner = _scanner(policy, home) if redact or clear_text else None
     redactor = engine_redactor(policy, scanner) if scanner is not None and redact else None
-    redact_text = scanner.redact_text if scanner is not None and clear_text else None
     target = destination or policy.archive.destination_in(home)
     check_destination(target)
     # What a killed run left (issue 11): its temp files and staging, never a live run's.
@@ -407,7 +455,7 @@ def archive_sessions(
                 now=now,
                 work_dir=home,
                 redactor=redactor,
-                redact_text=redact_text,
+                scanner=scanner,
                 progress=progress,
             )
         except ScrubberError as error:

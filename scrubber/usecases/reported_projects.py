@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from scrubber import paths
-from scrubber.detection.placeholder import PLACEHOLDER_PREFIX, PLACEHOLDER_RE
+from scrubber.detection.placeholder import PLACEHOLDER_PREFIX
 from scrubber.redaction.project_name import ProjectNames
 
 TYPE_CHECKING = False
@@ -68,31 +68,6 @@ def audited_titles(cache: Mapping[str, Any]) -> dict[str, str]:
         ):
             shown[fingerprint] = title
     return shown
-
-
-def hides_only(shown: str, raw: str) -> bool:
-    """Whether `shown` is `raw` with some of its parts (at least a character each) replaced by
-    placeholders, nothing else changed: a form read from the cache (possibly planted) may
-    hide, never add. Each text between placeholders is found leftmost, in order: linear."""
-    texts: list[str] = []
-    at = 0
-    for match in PLACEHOLDER_RE.finditer(shown):
-        texts.append(shown[at : match.start()])
-        at = match.end()
-    texts.append(shown[at:])
-    if len(texts) == 1:
-        return shown == raw
-    first, *middle, last = texts
-    stop = len(raw) - len(last)
-    if stop < len(first) or not raw.startswith(first) or not raw.endswith(last):
-        return False
-    at = len(first)
-    for text in middle:
-        found = raw.find(text, at + 1, stop)
-        if found < 0:
-            return False
-        at = found + len(text)
-    return at < stop
 
 
 class ReportedNames:

@@ -24,6 +24,7 @@ from typing import Any, TypeVar
 from scrubber import paths
 from scrubber.activity import append_activity, ping_healthcheck
 from scrubber.archive.leftovers import remove_leftovers
+from scrubber.detection.placeholder import hides_only
 from scrubber.detection.scan import SecretScanner
 from scrubber.errors import ExitCode, ScrubberError, UsageError
 from scrubber.policy.load import LoadedPolicy, load_policy
@@ -44,12 +45,7 @@ from scrubber.retention.settings import MANAGED_SETTINGS, effective_cleanup_peri
 from scrubber.retention.trash import UndeleteResult, list_trash, undelete
 from scrubber.transcript.sessions import Discovery, SessionInfo, discover
 from scrubber.usecases.archive_index import StoreArchiveIndex
-from scrubber.usecases.reported_projects import (
-    ReportedNames,
-    audited_titles,
-    hides_only,
-    read_audit_cache,
-)
+from scrubber.usecases.reported_projects import ReportedNames, audited_titles, read_audit_cache
 
 # Tests (and unusual installs) point this at another managed-settings file.
 ENV_MANAGED_SETTINGS = "SCRUB_CLAUDE_MANAGED_SETTINGS"

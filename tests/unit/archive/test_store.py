@@ -11,9 +11,11 @@ import errno
 import io
 import json
 import os
+import shutil
 import stat
 import tarfile
 import time
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -159,10 +161,33 @@ def test_sidecar_titles_go_through_the_redactor(config: Path, root: Path) -> Non
     )
     clear = json.loads(sidecar_path(written.entry.path).read_bytes())["manifest"]
     assert clear["title"] == f"[title:{len(session.title or '')}]"
-    assert clear["cwd"] == session.cwd
-    assert clear["project"] == session.project
+    # A cwd and the project folder named after it are free text too (a token in a path).
+    assert clear["cwd"] == f"[title:{len(session.cwd or '')}]"
+    assert clear["project"] == f"[title:{len(session.project)}]"
+    assert clear["tags"] == [f"[title:{len(tag)}]" for tag in session.tags]
     with pytest.raises(UsageError, match="unknown manifest field"):
         _write(config, root, clear=("secret_sauce",))
+
+
+def test_the_sidecar_shows_the_facts_it_is_given_and_the_manifest_keeps_its_own(
+    config: Path, root: Path
+) -> None:
+    session = _session(config)
+    shown = replace(facts_of(session), project="p-shown", cwd="/c-shown", title="t", tags=("g",))
+    written = _write(
+        config, root, clear=(*DEFAULT_CLEAR, "title", "tags", "cwd", "project"), sidecar_facts=shown
+    )
+    clear = json.loads(sidecar_path(written.entry.path).read_bytes())["manifest"]
+    assert (clear["project"], clear["cwd"], clear["title"], clear["tags"]) == (
+        "p-shown",
+        "/c-shown",
+        "t",
+        ["g"],
+    )
+    # The encrypted archive restores the session exactly: its manifest is as it was, and it
+    # sits in the session's own project folder.
+    assert written.manifest.session == facts_of(session)
+    assert written.entry.path.parent.parent.name == session.project
 
 
 def test_the_same_version_is_not_written_twice(config: Path, root: Path) -> None:
@@ -203,6 +228,49 @@ def test_an_unencrypted_archive_needs_a_redacted_bundle(config: Path, root: Path
     assert not written.entry.encrypted
     assert written.entry.path.read_bytes()[:2] == b"\x1f\x8b"
     assert verify_archive(written.entry.path).full  # a clear archive verifies fully, keyless
+
+
+def _redacted_under(config: Path, root: Path, tmp: Path, shown: str) -> WrittenArchive:
+    """A clear redacted archive of the demo session whose manifest names its project `shown`
+    (its files staged under that name), placed in the session's own project folder."""
+    session = _session(config)
+    staging = tmp / "staging"
+    shutil.copytree(config, staging, symlinks=True)
+    (staging / "projects" / session.project).rename(staging / "projects" / shown)
+    staged = [
+        staging / "projects" / shown / p.relative_to(config / "projects" / session.project)
+        if p.is_relative_to(config / "projects" / session.project)
+        else staging / p.relative_to(config)
+        for p in session.bundle_paths()
+    ]
+    return write_archive(
+        root,
+        facts_of(session),
+        collect_bundle(staging, staged),
+        staging,
+        [],
+        created=CREATED,
+        scrubber_version="test",
+        clear_fields=(*DEFAULT_CLEAR, "project"),
+        redacted=True,
+        manifest_facts=replace(facts_of(session), project=shown),
+    )
+
+
+def test_a_redacted_manifest_may_name_its_project_folder_redacted_and_nothing_else(
+    config: Path, root: Path, tmp_path: Path
+) -> None:
+    project = _session(config).project
+    hidden = project[:6] + "[REDACTED:github-token:0123abcd]" + project[-4:]
+    written = _redacted_under(config, root, tmp_path / "a", hidden)
+    assert written.entry.project == project and written.manifest.session.project == hidden
+    clear = json.loads(sidecar_path(written.entry.path).read_bytes())["manifest"]
+    assert clear["project"] == hidden  # the sidecar shows the manifest's facts
+    assert verify_archive(written.entry.path).full
+    # A name that is not the folder's with parts hidden is another session's.
+    other = _redacted_under(config, tmp_path / "other", tmp_path / "b", project + "-x")
+    with pytest.raises(ArchiveIntegrityError, match="another session"):
+        verify_archive(other.entry.path)
 
 
 def test_a_full_disk_leaves_nothing_behind(
