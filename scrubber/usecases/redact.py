@@ -115,7 +115,7 @@ def run_redact(
         if cached and policy is not None:
             cache = RedactCache.of(request.home, scanner, policy, IN_PLACE, "keep")
         return redact_in_place_cached(files, scanner, lock_dir, cache, fresh=request.use_cache)
-    pairs = copy_pairs(request, selection)
+    pairs = copy_pairs(request, selection, folders.project if folders is not None else None)
     cache = None
     if cached and policy is not None and pairs:
         where = str((request.output or paths.redacted_dir(request.home)).absolute())

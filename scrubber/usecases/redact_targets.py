@@ -125,9 +125,16 @@ def _files_under(path: Path, note: Note) -> list[Path]:
     return found
 
 
-def copy_pairs(request: RedactRequest, selection: Selection) -> list[tuple[Path, Path]]:
+def copy_pairs(
+    request: RedactRequest,
+    selection: Selection,
+    shown_project: Callable[[str], str | None] | None = None,
+) -> list[tuple[Path, Path]]:
     """(source, destination) of each copy: a file for one named file with an `output` that is
-    not a folder, else places under the destination shaped like the config dir."""
+    not a folder, else places under the destination shaped like the config dir. There, with
+    `shown_project`, a project folder is named as every report shows it (FolderNames.project):
+    a copy made to be kept or shared must not carry, in its folder's name, the token of a cwd
+    its files no longer hold."""
     sources, output = selection.sources, request.output
     single_file = bool(request.paths) and len(sources) == 1 and request.paths[0].is_file()
     dest_root = output or paths.redacted_dir(request.home)
@@ -138,16 +145,26 @@ def copy_pairs(request: RedactRequest, selection: Selection) -> list[tuple[Path,
     # history.jsonl, shell-snapshots/ and paste-cache/ are copied into DEST like the rest: a
     # copy never rewrites an original (only --in-place does).
     return [
-        (s, _dest_for(s, selection.roots, dest_root)) for s in [*sources, *selection.global_files]
+        (s, dest_for(s, selection.roots, dest_root, shown_project))
+        for s in [*sources, *selection.global_files]
     ]
 
 
-def _dest_for(file: Path, roots: list[Path], dest: Path) -> Path:
+def dest_for(
+    file: Path, roots: list[Path], dest: Path, shown_project: Callable[[str], str | None] | None
+) -> Path:
+    """Where the copy of `file` goes under `dest`: its place under the first of `roots` that
+    holds it (else its name), its project folder named by `shown_project` (see `copy_pairs`)."""
     for root in roots:
         try:
-            return dest / file.relative_to(root)
+            parts = file.relative_to(root).parts
         except ValueError:
             continue
+        if shown_project is not None and len(parts) > 2 and parts[0] == "projects":
+            shown = shown_project(parts[1])
+            if shown and shown not in (".", "..") and "/" not in shown and "\0" not in shown:
+                parts = (parts[0], shown, *parts[2:])
+        return dest.joinpath(*parts)
     return dest / file.name
 
 

@@ -229,14 +229,18 @@ def _redact_copy(session: EndedSession) -> Mapping[str, Any]:
     from scrubber.detection.registry import build_scanner
     from scrubber.usecases.redact import redact_copies
     from scrubber.usecases.redact_cache import RedactCache
+    from scrubber.usecases.redact_targets import dest_for, note_folders
+    from scrubber.usecases.retention import FolderNames
 
     scanner = build_scanner(session.policy, session.home)
     dest_root = paths.redacted_dir(session.home)
     # All of the session's files at once: a value found in one is redacted in all of them.
-    pairs = [
-        (source, dest_root / source.relative_to(session.config_dir))
-        for source in bundle_files(session)
-    ]
+    # Placed as `scrub redact --session` places them: the project folder named as shown.
+    sources = list(bundle_files(session))
+    folders = FolderNames(session.policy, session.home, session.env, scanner)
+    note_folders(folders, session.config_dir, sources)
+    roots = [session.config_dir]
+    pairs = [(s, dest_for(s, roots, dest_root, folders.project)) for s in sources]
     thinking = session.policy.redaction.thinking
     # The cache `scrub redact --session`/`--all` keeps for the same folder: a session either
     # wrote that is still current is not written again.
@@ -245,7 +249,9 @@ def _redact_copy(session: EndedSession) -> Mapping[str, Any]:
     )
     results = redact_copies(pairs, scanner, thinking=thinking, env=session.env, cache=cache)
     summary = _redaction_summary(results)
-    summary["destination"] = str(dest_root / session.transcript.relative_to(session.config_dir))
+    summary["destination"] = folders.text(
+        str(dest_for(session.transcript, roots, dest_root, folders.project))
+    )
     return summary
 
 

@@ -145,7 +145,9 @@ def test_redact_names_sources_and_copies_without_the_token(
     [copy] = json.loads(shown["copies json"])["files"]
     assert "[REDACTED:github-token:" in copy["source"] and "[REDACTED:" in copy["dest"]
     assert (sandbox.scrub_home / "redacted").is_dir()
-    assert any(sandbox.scrub_home.rglob(f"{project.name}/{SESSION}.jsonl")), (
-        "the copy's folder keeps the folder's name"
-    )
+    # The copy's folder is named as the reports show it: a copy made to be kept or shared
+    # carries no token in its path either.
+    [placed] = (sandbox.scrub_home / "redacted" / "projects").glob(f"*/{SESSION}.jsonl")
+    assert "[REDACTED:github-token:" in placed.parent.name
+    assert not any(sandbox.scrub_home.rglob(project.name)), "a path under SCRUB_HOME holds it"
     assert _pieces_shown(token, shown) == {}

@@ -106,3 +106,33 @@ def test_an_input_error_on_a_vanished_transcript_says_so(tmp_path: Path) -> None
     session.transcript.unlink()
     result, _ = _run(session, FakeActions(fail={"redact-copy": InputError("gone")}))
     assert result.vanished and result.failed == "redact-copy"
+
+
+def test_a_redacted_copy_is_placed_under_its_folder_as_shown(tmp_path: Path) -> None:
+    """The SessionEnd copy goes where `scrub redact --session` puts it: a cwd that holds a
+    token names the project folder, and the copy's folder is named with it redacted."""
+    import json
+    import random
+    import re
+
+    from scrubber.demo import fake_github_token
+    from scrubber.usecases.session_end import PipelineActions
+
+    token = fake_github_token(random.Random(4))
+    cwd = f"/home/u/{token}/app"
+    folder = re.sub(r"[^A-Za-z0-9]", "-", cwd)
+    config = tmp_path / "claude"
+    transcript = config / "projects" / folder / f"{SID}.jsonl"
+    transcript.parent.mkdir(parents=True)
+    record = {"type": "user", "cwd": cwd, "sessionId": SID, "message": {"content": "hello"}}
+    transcript.write_text(json.dumps(record) + "\n")
+    home = tmp_path / "home"
+    session = EndedSession(
+        SID, transcript, config, home, Policy(), {}, datetime(2026, 5, 1, tzinfo=UTC)
+    )
+    summary = PipelineActions().run(SessionEndAction.REDACT_COPY, session)
+    [copy] = (home / "redacted" / "projects").glob(f"*/{SID}.jsonl")
+    assert copy.parent.name != folder
+    assert "[REDACTED:github-token:" in copy.parent.name
+    assert token not in copy.read_text()
+    assert str(copy) == summary["destination"]
