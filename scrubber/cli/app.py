@@ -9,7 +9,6 @@ import traceback
 from collections.abc import Sequence
 from typing import NoReturn
 
-import click
 import typer
 
 from scrubber import __version__
@@ -151,7 +150,7 @@ def main(argv: list[str] | None = None) -> None:
     except KeyboardInterrupt:
         sys.stderr.write("scrub: interrupted\n")
         raise SystemExit(130) from None
-    except click.exceptions.Exit as done:
+    except typer.Exit as done:  # what typer's own click raises for `ctx.exit`
         raise SystemExit(done.exit_code) from None
     except SystemExit:
         raise
