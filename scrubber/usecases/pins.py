@@ -76,7 +76,7 @@ def _kept_as_shown(record: pin_store.PinRecord, titles: Titles) -> pin_store.Pin
     try:
         name = titles.show(record.name, None) or None
         reason = titles.show(record.reason, None) or None
-    except ScrubberError:
+    except (ScrubberError, OSError):
         name = reason = None
     return dataclasses.replace(record, name=name, reason=reason)
 

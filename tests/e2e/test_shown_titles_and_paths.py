@@ -81,3 +81,21 @@ def test_titles_and_folders_lose_what_the_audit_found(
     unpinned = world.scrub("unpin", f"deploy {password}")
     assert unpinned.returncode == 0, unpinned.stderr
     assert password not in unpinned.output
+
+
+def test_a_pin_is_kept_when_the_scanner_cannot_be_built(
+    sandbox_factory: Callable[[str], Any], transcript_builder: type[Any]
+) -> None:
+    """Pinning keeps a session from being deleted: it never waits on the scanner that shows
+    its title. With the fingerprint key unreadable, the pin is written without the title."""
+    world = sandbox_factory("pin-without-scanner")
+    t = transcript_builder(cwd="/home/u/work/shop")
+    t.prompt("hello")
+    t.add({"type": "custom-title", "customTitle": "keep this one", "sessionId": t.session_id})
+    t.write(world.config / "projects" / "-home-u-work-shop" / f"{t.session_id}.jsonl")
+    world.scrub_home.mkdir(mode=0o700)
+    (world.scrub_home / "fingerprint.key").mkdir()  # not a key file: cannot be read
+    done = world.scrub("pin", t.session_id)
+    pins = json.loads((world.scrub_home / "state" / "pins.json").read_text())
+    assert [p["session_id"] for p in pins["pins"]] == [t.session_id], done.output
+    assert pins["pins"][0]["name"] is None
