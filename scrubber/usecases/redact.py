@@ -251,6 +251,7 @@ class _CopyRun:
                 "" if state is None else state[1], stored, starts,
                 digest_for(digests, source), report_to_json(result),
             )  # fmt: skip
+        cache.drop_superseded(self.pairs)
         cache.store()
 
     def discard(self) -> None:

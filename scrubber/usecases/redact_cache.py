@@ -163,6 +163,29 @@ class RedactCache:
         self.entries = kept
         return dropped
 
+    def drop_superseded(self, pairs: Sequence[tuple[Path, Path]]) -> None:
+        """Copies recorded for a source that is now copied elsewhere (its project folder is
+        named otherwise: redact_targets.copy_pairs, a token of its cwd no longer in the name)
+        go, when the file there is still the very one written (its keyed digest) and the new
+        copy is in place: no stale copy is left under the old name. A file changed since is
+        left alone; its entry goes either way."""
+        placed = {str(source): dest for source, dest in pairs}
+        for old, entry in list(self.entries.items()):
+            new = placed.get(entry.source)
+            if new is None or str(new) == old or not new.is_file():
+                continue
+            del self.entries[old]
+            written = Path(old)
+            state = self.dest_state(written)
+            if entry.dest_stat is None or state != (entry.dest_stat, entry.dest_digest):
+                continue
+            with contextlib.suppress(OSError):
+                written.unlink()
+                for folder in written.parents:  # its folders, once empty, up to projects/
+                    if folder.name == "projects":
+                        break
+                    folder.rmdir()
+
     def dest_state(self, dest: Path) -> tuple[list[int], str] | None:
         """The stat and keyed digest of a published copy (None: not a regular file)."""
         try:

@@ -285,3 +285,41 @@ def test_cache_hygiene_named_files_leave_none_and_deleted_sessions_leave(
     gone.unlink()
     redact_all(config, home, tmp_path / "dest")
     assert str(gone) not in sources() and sources()
+
+
+def _token_folder_session(config: Path) -> tuple[str, Path]:
+    """A session whose cwd holds a token (so its project folder's name does)."""
+    token = fake_github_token(random.Random(11))
+    cwd = f"/home/u/{token}/app"
+    folder = config / "projects" / "".join(c if c.isalnum() else "-" for c in cwd)
+    sid = "7b1e0c2a-5d4f-4e3a-9c8b-1a2b3c4d5e6f"
+    folder.mkdir(parents=True)
+    record = {"type": "user", "cwd": cwd, "sessionId": sid, "message": {"content": "hi"}}
+    (folder / f"{sid}.jsonl").write_text(json.dumps(record) + "\n")
+    return folder.name, folder / f"{sid}.jsonl"
+
+
+@pytest.mark.parametrize("changed_since", [False, True])
+def test_a_copy_under_the_folders_old_name_goes_once_it_is_copied_under_the_new(
+    config: Path, tmp_path: Path, changed_since: bool
+) -> None:
+    """Copies made before folders were named as shown (an earlier version) sit under the raw
+    name: the next run writes the copy under the shown name and removes the old one, when it
+    is still the file written; one changed since is left alone."""
+    from scrubber.usecases.retention import FolderNames
+
+    home, dest = tmp_path / "home", tmp_path / "out"
+    raw, transcript = _token_folder_session(config)
+    redact_all(config, home, dest)  # no folder names: the old placing
+    old = dest / "projects" / raw / transcript.name
+    assert old.is_file()
+    if changed_since:
+        old.write_text(old.read_text() + "\n")
+    request = RedactRequest(home, config, all_sessions=True, output=dest)
+    folders = FolderNames(POLICY, home, {}, SCANNER)
+    run_redact(request, SCANNER, ThinkingMode.REDACT, note=lambda _: None, policy=POLICY,
+               folders=folders)  # fmt: skip
+    [new] = [p for p in (dest / "projects").glob(f"*/{transcript.name}") if p != old]
+    assert "[REDACTED:github-token:" in new.parent.name
+    assert old.exists() is changed_since
+    assert (dest / "projects" / raw).exists() is changed_since  # its empty folder went too
