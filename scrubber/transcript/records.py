@@ -58,11 +58,12 @@ PROTECTED_KEYS = frozenset(
     }
 )  # fmt: skip
 # Keys whose string values the scanner never reads: the protected ones, and other identifiers
-# and enum-like tags that are never secrets (so redaction leaves them byte-identical too).
+# and enum-like tags that are never secrets (so redaction leaves them byte-identical too);
+# not `gitBranch`: whoever made a branch named it, and a token in it is on every line.
 UNSCANNED_KEYS = PROTECTED_KEYS | frozenset(
     {
         "sourceToolUseID", "promptId", "hash", "media_type", "stop_reason", "model", "version",
-        "userType", "gitBranch", "permissionMode", "slug", "level", "operation", "name",
+        "userType", "permissionMode", "slug", "level", "operation", "name",
     }
 )  # fmt: skip
 
