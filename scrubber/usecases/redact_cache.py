@@ -176,6 +176,10 @@ class RedactCache:
                 continue
             del self.entries[old]
             written = Path(old)
+            # Only a copy beside the new one (the same destination's projects/ folder).
+            projects = next((p for p in new.parents if p.name == "projects"), None)
+            if projects is None or not written.is_relative_to(projects) or ".." in written.parts:
+                continue
             state = self.dest_state(written)
             if entry.dest_stat is None or state != (entry.dest_stat, entry.dest_digest):
                 continue
