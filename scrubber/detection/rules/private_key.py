@@ -258,9 +258,20 @@ class KeyFileBodyRule:
             lead = _LEADING_NOISE.match(text, run.start(), run.end())
             start = lead.end() if lead else run.start()
             end = _noise_tail_from(text, start, run.end())
+            # A body's last line is as short as what is left of it (`VYM=`): a run of full
+            # lines ends before it, and it is the key's too.
+            last = _LAST_BODY_LINE.match(text, run.end())  # a run ends with a line break
+            if last is not None:
+                end = last.end("body")
             if end > start:
                 yield Hit(start, end, self.kind, self.name)
 
+
+# A body's last, shorter line, on its own (up to a line break, a string's end or a quote).
+_LAST_BODY_LINE = re.compile(
+    r"(?:[ \t]*\d{1,7}(?:→|\t))?[ \t]*(?P<body>[A-Za-z0-9+/]{1,39}={0,2})[ \t]*"
+    r"(?=\r?\n|(?:\\r)?\\n|$|\\?[\"'`])"
+)
 
 KEY_FILE_BODY = KeyFileBodyRule()
 

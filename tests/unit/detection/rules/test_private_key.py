@@ -75,6 +75,8 @@ CASES: list[Case] = [
 
 KEY_FILE = ScanContext(None, SourceKind.PRIVATE_KEY_FILE, "cat deploy/id_rsa")
 HEADLESS = body("tail", 3)
+SHORT_LAST = fake(B64, 9, "last") + "="  # what is left of the body for its last line
+ESCAPED_SHORT = f"{HEADLESS}\n{SHORT_LAST}".replace("\n", "\\n")
 
 CASES += [
     pos(PEM_PRIVATE_KEY, f"{HEADLESS}\n{armour(RSA, 'END')}\n", HEADLESS, note="END without BEGIN"),
@@ -84,6 +86,11 @@ CASES += [
     pos(KEY_FILE_BODY, HEADLESS, HEADLESS, context=KEY_FILE, note="progress chunk of cat id_rsa"),
     neg(KEY_FILE_BODY, HEADLESS, note="plain context"),
     neg(KEY_FILE_BODY, f"{armour(CERT)}\n{HEADLESS}\n", context=KEY_FILE, note="a certificate in a .pem"),
+    pos(KEY_FILE_BODY, f"{HEADLESS}\n{SHORT_LAST}\n", f"{HEADLESS}\n{SHORT_LAST}", context=KEY_FILE,
+        note="the body's short last line"),
+    pos(KEY_FILE_BODY, f"{HEADLESS}\n{SHORT_LAST}", f"{HEADLESS}\n{SHORT_LAST}", context=KEY_FILE,
+        note="the short last line ends the text"),
+    pos(KEY_FILE_BODY, ESCAPED_SHORT, ESCAPED_SHORT, context=KEY_FILE, note="escaped, short last line"),
 ]  # fmt: skip
 
 KEY_B64 = base64.b64encode(PEM.encode()).decode()
