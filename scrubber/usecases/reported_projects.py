@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from scrubber import paths
-from scrubber.detection.placeholder import PLACEHOLDER_PREFIX
+from scrubber.detection.placeholder import PLACEHOLDER_PREFIX, hides_only
 from scrubber.redaction.project_name import ProjectNames
 
 TYPE_CHECKING = False
@@ -93,9 +93,11 @@ class ReportedNames:
 
     def audited_name(self, project: str, session_ids: Iterable[str | None]) -> str:
         """The name the last audit showed for the last of `session_ids` it knows, else
-        `project` (not cleaned again)."""
+        `project` (not cleaned again). Only a name that is `project` with parts hidden is
+        taken: the cache may be planted, and what it says names folders of redacted copies."""
         name = project
         for session_id in session_ids:
-            if session_id is not None:
-                name = self._audited.get(session_id, name)
+            shown = self._audited.get(session_id) if session_id is not None else None
+            if shown is not None and hides_only(shown, project):
+                name = shown
         return name

@@ -77,3 +77,17 @@ def test_a_cached_form_that_adds_text_is_not_shown(tmp_path: Path) -> None:
     fingerprint = build_scanner(Policy(), tmp_path).fingerprint(title)
     _cache(tmp_path, {"s1": {"title_fingerprint": fingerprint, "title_shown": f"rm -rf {P}"}})
     assert Titles(Policy(), tmp_path).show(title, None) == title
+
+
+def test_a_cached_folder_name_is_taken_only_when_it_hides_parts_of_the_folder(
+    tmp_path: Path,
+) -> None:
+    """The audit cache's `project_shown` names the folders of redacted copies too: a planted
+    name that is another folder is ignored; one that hides part of the real name is taken."""
+    from scrubber.usecases.reported_projects import ReportedNames
+
+    scanner = build_scanner(Policy(), tmp_path)
+    real = "-home-u-work-shop"
+    names = ReportedNames(scanner, {"s1": "-some-other-project", "s2": f"-home-u-{P}-shop"})
+    assert names.audited_name(real, ["s1"]) == real
+    assert names.audited_name(real, ["s2"]) == f"-home-u-{P}-shop"
