@@ -210,7 +210,12 @@ def _place(staged: Path, target: Path, *, force: bool, staging: Path) -> None:
 
 
 def _conflicts(manifest: Manifest, config_dir: Path) -> tuple[set[str], list[str]]:
-    """(files already there with the archived content, files there that differ)."""
+    """(files already there with the archived content, files there that differ).
+
+    The session's transcript under another project folder is there and differs too: a
+    redacted archive names the project as it shows it, and restoring it beside the original
+    would leave one session id in two folders (which Claude Code resumes is anyone's guess).
+    """
     identical: set[str] = set()
     existing: list[str] = []
     for item in manifest.files:
@@ -221,7 +226,34 @@ def _conflicts(manifest: Manifest, config_dir: Path) -> tuple[set[str], list[str
             identical.add(item.path)
         else:
             existing.append(item.path)
+    existing.extend(_transcripts_elsewhere(manifest, config_dir))
     return identical, existing
+
+
+def _named(path: str) -> str:
+    """A conflicting file as an error names it: a project folder's name is the cwd it was made
+    from, which can quote a token (a redacted archive shows it hidden), so it is left out."""
+    parts = path.split("/")
+    if parts[0] == "projects" and len(parts) > 2:
+        return "/".join(["projects", "<project folder>", *parts[2:]])
+    return path
+
+
+def _transcripts_elsewhere(manifest: Manifest, config_dir: Path) -> list[str]:
+    """The session's transcripts under project folders other than the manifest's."""
+    facts = manifest.session
+    projects = config_dir / "projects"
+    name = f"{facts.session_id}.jsonl"
+    try:
+        with os.scandir(projects) as entries:
+            folders = sorted(entry.name for entry in entries if entry.is_dir(follow_symlinks=False))
+    except OSError:
+        return []  # no projects folder yet (or unreadable: placing files will say so)
+    return [
+        f"projects/{folder}/{name}"
+        for folder in folders
+        if folder != facts.project and os.path.lexists(projects / folder / name)
+    ]
 
 
 def _move_into_place(
@@ -296,18 +328,28 @@ def restore_archive(
         if existing and not force:
             raise RestoreConflictError(
                 f"session {facts.session_id} is already in {config_dir} "
-                f"({len(existing)} of its files exist and differ, e.g. {existing[0]})",
+                f"({len(existing)} of its files exist and differ, e.g. {_named(existing[0])})",
                 hint="pass --force to replace them (they go to the trash first), or --to "
                 "ANOTHER_CONFIG_DIR",
             )
         replace_in_place = force
+        elsewhere = _transcripts_elsewhere(manifest, config_dir)
+        if elsewhere and make_room is None:
+            # --force replaces the archive's own paths; a copy under another folder is not one
+            # of them and would stay beside the restored one.
+            raise RestoreConflictError(
+                f"session {facts.session_id} is already in {config_dir} under another project "
+                "folder; nothing was replaced",
+                hint="restore it with --to ANOTHER_CONFIG_DIR",
+            )
         if existing and make_room is not None:
             make_room(manifest, existing)
             replace_in_place = False
             identical, still = _conflicts(manifest, config_dir)
             if still:
                 raise RestoreConflictError(
-                    f"{still[0]} changed while restoring; nothing of the archive was placed",
+                    f"{_named(still[0])} changed while restoring; nothing of the archive was "
+                    "placed",
                     hint="run the restore again once the session is idle",
                 )
         try:

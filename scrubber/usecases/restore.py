@@ -82,6 +82,23 @@ def _home_for(env: Mapping[str, str], config: Path) -> Path:
     return paths.scrub_home({**env, "CLAUDE_CONFIG_DIR": str(config)})
 
 
+def _project_there(project: str, session_id: str, existing: Sequence[str]) -> str:
+    """The project folder whose copy of the session is in the way.
+
+    The archive's own folder first; else the folder of a transcript of the same session
+    elsewhere (a redacted archive names the project as shown, the original is under its real
+    name): the restore conflicts with that one, so that one goes to the trash.
+    """
+    own = f"projects/{project}/{session_id}.jsonl"
+    if own in existing:
+        return project
+    for path in existing:
+        parts = path.split("/")
+        if len(parts) == 3 and parts[0] == "projects" and parts[2] == f"{session_id}.jsonl":
+            return parts[1]
+    return project
+
+
 def _session_there(config: Path, project: str, session_id: str) -> tuple[SessionInfo, bool]:
     """The session as it is in `config` now, and whether its transcript exists."""
     for found in discover(config, metadata=False).by_id(session_id):
@@ -104,7 +121,8 @@ def _trash_what_is_there(
     def make_room(manifest: Manifest, existing: Sequence[str]) -> None:
         facts = manifest.session
         with retention_lock(home):
-            session, whole = _session_there(config, facts.project, facts.session_id)
+            project = _project_there(facts.project, facts.session_id, existing)
+            session, whole = _session_there(config, project, facts.session_id)
             try:
                 slot = trash_session(
                     session, config_dir=config, home=home, now=now, without_transcript=not whole

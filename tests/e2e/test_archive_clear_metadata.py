@@ -168,3 +168,34 @@ def test_sidecar_fields_in_clear_show_cwd_project_and_titles_redacted(
     assert restored.returncode == 0, restored.stderr
     back = target / "projects" / original.parent.name / original.name
     assert back.read_bytes() == original.read_bytes()
+
+
+def test_a_redacted_archive_restored_beside_its_original_is_a_conflict(
+    sandbox: Sandbox, planted: tuple[str, ...]
+) -> None:
+    """Its project folder is the shown name, the original is under the real one: one session id
+    must not end up in two folders. Without --force nothing moves; with it the original goes
+    to the trash first and the redacted session is the only one left."""
+    done = sandbox.scrub("archive", IN_CWD, "--redact")
+    assert done.returncode == 0, done.stderr
+    archive = _by_session(sandbox.scrub_home / "archives", "*.tar.gz")[IN_CWD]
+    projects = sandbox.config / "projects"
+
+    def copies() -> list[Path]:
+        return sorted(projects.glob(f"*/{IN_CWD}.jsonl"))
+
+    (original,) = copies()
+    refused = sandbox.scrub("restore", archive)
+    assert refused.returncode != 0
+    assert "already in" in refused.stderr and "--force" in refused.stderr
+    assert "Traceback" not in refused.stderr
+    assert _leaks(refused.stdout + refused.stderr, planted) == []
+    assert copies() == [original]
+    forced = sandbox.scrub("restore", archive, "--force")
+    assert forced.returncode == 0, forced.stderr
+    assert _leaks(forced.stdout + forced.stderr, planted) == []
+    (restored,) = copies()
+    assert restored != original and "[REDACTED:" in restored.parent.name
+    assert _leaks(restored.read_text(), planted) == []
+    trashed = list((sandbox.scrub_home / "trash" / IN_CWD).rglob(f"{IN_CWD}.jsonl"))
+    assert len(trashed) == 1 and trashed[0].parent.name == original.parent.name
