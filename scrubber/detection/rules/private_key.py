@@ -261,7 +261,7 @@ class KeyFileBodyRule:
             # A body's last line is as short as what is left of it (`VYM=`): a run of full
             # lines ends before it, and it is the key's too.
             last = _LAST_BODY_LINE.match(text, run.end())  # a run ends with a line break
-            if last is not None:
+            if last is not None and _body_tail(last.group("body")):
                 end = last.end("body")
             if end > start:
                 yield Hit(start, end, self.kind, self.name)
@@ -272,6 +272,20 @@ _LAST_BODY_LINE = re.compile(
     r"(?:[ \t]*\d{1,7}(?:→|\t))?[ \t]*(?P<body>[A-Za-z0-9+/]{1,39}={0,2})[ \t]*"
     r"(?=\r?\n|(?:\\r)?\\n|$|\\?[\"'`])"
 )
+
+# A word a command prints after the output (`EOF`, `Done`, `ok`): letters, capitalised at most.
+_PLAIN_WORD = re.compile(r"[A-Z]?[a-z]*|[A-Z]+")
+
+
+def _body_tail(line: str) -> bool:
+    """Whether a short line after a body is what is left of it, not a word printed after it.
+
+    Padding (`VYM=`) says base64. Unpadded, it is random: a digit, a `+` or `/`, or case mixed
+    past a capital. (Its length says nothing on its own: an OpenSSH body wrapped at 70 ends
+    anywhere.) A word of plain letters could be either; it is taken for a word: over-redacting
+    a command's `Done` helps no one, and missing such a tail leaves a few letters."""
+    return line.endswith("=") or _PLAIN_WORD.fullmatch(line) is None
+
 
 KEY_FILE_BODY = KeyFileBodyRule()
 

@@ -91,6 +91,13 @@ CASES += [
     pos(KEY_FILE_BODY, f"{HEADLESS}\n{SHORT_LAST}", f"{HEADLESS}\n{SHORT_LAST}", context=KEY_FILE,
         note="the short last line ends the text"),
     pos(KEY_FILE_BODY, ESCAPED_SHORT, ESCAPED_SHORT, context=KEY_FILE, note="escaped, short last line"),
+    pos(KEY_FILE_BODY, f"{HEADLESS}\nq9Zx\n", f"{HEADLESS}\nq9Zx", context=KEY_FILE,
+        note="an unpadded random last line"),
+    *(
+        pos(KEY_FILE_BODY, f"{HEADLESS}\n{word}\n", HEADLESS, context=KEY_FILE,
+            note=f"a word printed after the body: {word}")
+        for word in ("EOF", "Done", "ok")
+    ),
 ]  # fmt: skip
 
 KEY_B64 = base64.b64encode(PEM.encode()).decode()
