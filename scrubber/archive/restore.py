@@ -288,6 +288,44 @@ def _move_into_place(
         fsync_dir(folder)
 
 
+def _settle_conflicts(
+    manifest: Manifest, config_dir: Path, *, force: bool, make_room: MakeRoom | None
+) -> tuple[set[str], list[str], bool]:
+    """What already exists where the archive goes, after `make_room` had its turn.
+
+    Returns the paths already holding identical bytes, those that differed, and whether the
+    differing ones are to be replaced in place. Raises `RestoreConflictError` when the restore
+    may not go on.
+    """
+    facts = manifest.session
+    identical, existing = _conflicts(manifest, config_dir)
+    if existing and not force:
+        raise RestoreConflictError(
+            f"session {facts.session_id} is already in {config_dir} "
+            f"({len(existing)} of its files exist and differ, e.g. {_named(existing[0])})",
+            hint="pass --force to replace them (they go to the trash first), or --to "
+            "ANOTHER_CONFIG_DIR",
+        )
+    if _transcripts_elsewhere(manifest, config_dir) and make_room is None:
+        # --force replaces the archive's own paths; a copy under another folder is not one
+        # of them and would stay beside the restored one.
+        raise RestoreConflictError(
+            f"session {facts.session_id} is already in {config_dir} under another project "
+            "folder; nothing was replaced",
+            hint="restore it with --to ANOTHER_CONFIG_DIR",
+        )
+    if not (existing and make_room is not None):
+        return identical, existing, force
+    make_room(manifest, existing)
+    identical, still = _conflicts(manifest, config_dir)
+    if still:
+        raise RestoreConflictError(
+            f"{_named(still[0])} changed while restoring; nothing of the archive was placed",
+            hint="run the restore again once the session is idle",
+        )
+    return identical, existing, False
+
+
 def restore_archive(
     path: Path,
     identities: Sequence[Identity],
@@ -324,34 +362,9 @@ def restore_archive(
             raise _io_error(f"restore into {config_dir}", exc) from None
         manifest, _legacy = _decrypt_into(path, identities, staging, progress)
         facts = manifest.session
-        identical, existing = _conflicts(manifest, config_dir)
-        if existing and not force:
-            raise RestoreConflictError(
-                f"session {facts.session_id} is already in {config_dir} "
-                f"({len(existing)} of its files exist and differ, e.g. {_named(existing[0])})",
-                hint="pass --force to replace them (they go to the trash first), or --to "
-                "ANOTHER_CONFIG_DIR",
-            )
-        replace_in_place = force
-        elsewhere = _transcripts_elsewhere(manifest, config_dir)
-        if elsewhere and make_room is None:
-            # --force replaces the archive's own paths; a copy under another folder is not one
-            # of them and would stay beside the restored one.
-            raise RestoreConflictError(
-                f"session {facts.session_id} is already in {config_dir} under another project "
-                "folder; nothing was replaced",
-                hint="restore it with --to ANOTHER_CONFIG_DIR",
-            )
-        if existing and make_room is not None:
-            make_room(manifest, existing)
-            replace_in_place = False
-            identical, still = _conflicts(manifest, config_dir)
-            if still:
-                raise RestoreConflictError(
-                    f"{_named(still[0])} changed while restoring; nothing of the archive was "
-                    "placed",
-                    hint="run the restore again once the session is idle",
-                )
+        identical, existing, replace_in_place = _settle_conflicts(
+            manifest, config_dir, force=force, make_room=make_room
+        )
         try:
             _move_into_place(
                 manifest,
