@@ -173,9 +173,10 @@ def _decrypt_into(
     return manifest, admission.legacy
 
 
-def _place(staged: Path, target: Path, *, force: bool, staging: Path) -> None:
+def _place(staged: Path, target: Path, *, force: bool, staging: Path, shown: str) -> None:
     """Move one verified file into place: a rename (or a link, which never replaces) on the same
-    file system, else a journaled copy to a temp name beside the target first."""
+    file system, else a journaled copy to a temp name beside the target first. `shown`: the
+    target as errors name it (`_named`)."""
     if staged.stat().st_dev != target.parent.stat().st_dev:
         temp = target.with_name(f".{target.name}{RESTORE_TEMP_MARK}{staging.name}.tmp")
         journal_outside(staging, temp)
@@ -196,11 +197,11 @@ def _place(staged: Path, target: Path, *, force: bool, staging: Path) -> None:
     try:
         if force:
             if target.is_dir() and not target.is_symlink():
-                raise ArchiveError(f"refusing to replace the folder {target} by a file")
+                raise ArchiveError(f"refusing to replace the folder {shown} by a file")
             staged.replace(target)
         elif not publish_by_link(staged, target):
             raise RestoreConflictError(
-                f"{target} appeared while restoring; nothing there was overwritten",
+                f"{shown} appeared while restoring; nothing there was overwritten",
                 hint="run the restore again with --force to replace it",
             )
     finally:
@@ -282,7 +283,7 @@ def _move_into_place(
             continue
         if touch is not None:
             os.utime(staged, (touch, touch))
-        _place(staged, target, force=force, staging=staging)
+        _place(staged, target, force=force, staging=staging, shown=_named(rel))
         touched.add(parent)
     for folder in touched:
         fsync_dir(folder)

@@ -23,6 +23,7 @@ import pyrage
 import pytest
 
 from scrubber.archive import layout, write
+from scrubber.archive import restore as restore_module
 from scrubber.archive.age import (
     AgeHeaderError,
     AgeMacError,
@@ -514,6 +515,34 @@ def test_restore_never_overwrites_without_force(config: Path, root: Path) -> Non
     assert result.replaced == (f"projects/{session.project}/{session.id}.jsonl",)
     assert verify_archive(written.entry.path, [IDENTITY]).full
     assert not [p for p in config.iterdir() if p.name.startswith(".scrub-restore-")]
+
+
+def test_a_file_that_appears_while_restoring_is_kept_and_named_without_its_folder(
+    config: Path, root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Claude Code may write the session between the conflict check and the move: the file is
+    left alone, and the error does not name the project folder (its name is the cwd, which can
+    quote a token)."""
+    session = _session(config)
+    written = _write(config, root)
+    target = tmp_path / "restored"
+    real_conflicts = restore_module._conflicts
+
+    def nothing_there_yet(manifest: object, config_dir: Path) -> tuple[set[str], list[str]]:
+        found = real_conflicts(manifest, config_dir)  # type: ignore[arg-type]
+        late = config_dir / "projects" / session.project / f"{session.id}.jsonl"
+        late.parent.mkdir(parents=True, exist_ok=True)
+        late.write_bytes(b'{"type":"user","note":"written meanwhile"}\n')
+        return found
+
+    monkeypatch.setattr(restore_module, "_conflicts", nothing_there_yet)
+    with pytest.raises(RestoreConflictError, match="appeared while restoring") as caught:
+        restore_archive(written.entry.path, [IDENTITY], target)
+    message = str(caught.value)
+    assert session.project not in message
+    assert f"projects/<project folder>/{session.id}.jsonl" in message
+    late = target / "projects" / session.project / f"{session.id}.jsonl"
+    assert late.read_bytes() == b'{"type":"user","note":"written meanwhile"}\n'
 
 
 def test_a_damaged_archive_restores_nothing(config: Path, root: Path, tmp_path: Path) -> None:
