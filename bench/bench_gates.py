@@ -14,6 +14,9 @@ script times it in one process on the benchmark transcript (bench/make_transcrip
   rewriting of the name gates that still looks for their words: a gate must stay a necessary
   condition of its detector's hits, so it cannot skip the words.
 
+Then how much of the file lies within windows around those words (before, after, in bytes):
+what running the name gates only near their words would still scan.
+
     python bench/bench_gates.py                 # the 100 MB bench transcript, best of 3
     python bench/bench_gates.py --file F.jsonl --repeat 5
 
@@ -111,6 +114,20 @@ def measurements(
     ]  # fmt: skip
 
 
+def word_windows(lines: Sequence[bytes], before: int, after: int) -> tuple[int, int]:
+    """(credential words found, bytes within `before`/`after` of one) over `lines`."""
+    words = re.compile(_CREDENTIAL_WORDS, re.IGNORECASE)
+    found = covered = 0
+    for line in lines:
+        reached = -1
+        for match in words.finditer(line):
+            found += 1
+            start, end = max(0, match.start() - before), min(len(line), match.end() + after)
+            covered += max(0, end - max(start, reached))
+            reached = max(reached, end)
+    return found, covered
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--file", type=Path, default=None, help="a JSONL transcript")
@@ -132,6 +149,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("|---|---:|---:|---:|")
     for what, gates, seconds in measurements(index, hyperscan, lines, args.repeat):
         print(f"| {what} | {gates} | {seconds:.3f} | {seconds * 1e8 / size:.3f} |")
+    print("\n| window around each credential word | words | MB within | share |")
+    print("|---|---:|---:|---:|")
+    for before, after in ((64, 128), (128, 256), (320, 1024)):
+        found, covered = word_windows(lines, before, after)
+        print(
+            f"| {before} before, {after} after | {found} | {covered / 1e6:.1f} | {covered / size:.2f} |"
+        )
     return 0
 
 
