@@ -17,8 +17,15 @@ script times it in one process on the benchmark transcript (bench/make_transcrip
 Then how much of the file lies within windows around those words (before, after, in bytes):
 what running the name gates only near their words would still scan.
 
+With `--libhs PATH`, the same gates in one database are also compiled and run by another build
+of the library (a system `libhs.so`, through ctypes, with a callback per match as the wheel
+makes): whether a build for this CPU (the Debian packages `libhyperscan5` and `libvectorscan5`
+dispatch to AVX2/AVX-512 at run time; the wheel's databases report no CPU features) would make
+the pass faster.
+
     python bench/bench_gates.py                 # the 100 MB bench transcript, best of 3
     python bench/bench_gates.py --file F.jsonl --repeat 5
+    python bench/bench_gates.py --libhs /usr/lib/x86_64-linux-gnu/libhs.so.5
 
 Prints a markdown table (seconds per pass over the file, and per 100 MB).
 """
@@ -26,6 +33,7 @@ Prints a markdown table (seconds per pass over the file, and per 100 MB).
 from __future__ import annotations
 
 import argparse
+import ctypes
 import re
 import sys
 import time
@@ -85,6 +93,44 @@ def scan_all(built: Any, lines: Sequence[bytes]) -> Callable[[], None]:
     return run
 
 
+def libhs_pass(
+    path: str, patterns: Sequence[tuple[bytes, bool]], lines: Sequence[bytes]
+) -> tuple[str, Callable[[], None]]:
+    """The database `database` builds, compiled by the library at `path` (its C API through
+    ctypes): its info line and a pass over `lines` with a Python callback per match."""
+    lib = ctypes.CDLL(path)
+    count = len(patterns)
+    caseless, single, block_mode = 1, 8, 1  # HS_FLAG_CASELESS, HS_FLAG_SINGLEMATCH, HS_MODE_BLOCK
+    expressions = (ctypes.c_char_p * count)(*[pattern for pattern, _ in patterns])
+    flags = (ctypes.c_uint * count)(*[(caseless if c else 0) | single for _, c in patterns])
+    ids = (ctypes.c_uint * count)(*range(count))
+    built, error, scratch = ctypes.c_void_p(), ctypes.c_void_p(), ctypes.c_void_p()
+    status = lib.hs_compile_multi(
+        expressions, flags, ids, ctypes.c_uint(count), ctypes.c_uint(block_mode), None,
+        ctypes.byref(built), ctypes.byref(error),
+    )  # fmt: skip
+    if status != 0 or lib.hs_alloc_scratch(built, ctypes.byref(scratch)) != 0:
+        raise SystemExit(f"bench_gates: {path} could not compile the gates (status {status})")
+    info = ctypes.c_char_p()
+    lib.hs_database_info(built, ctypes.byref(info))
+    handler_type = ctypes.CFUNCTYPE(
+        ctypes.c_int, ctypes.c_uint, ctypes.c_ulonglong, ctypes.c_ulonglong, ctypes.c_uint,
+        ctypes.c_void_p,
+    )  # fmt: skip
+    handler = handler_type(lambda *_: 0)
+    scan = lib.hs_scan
+    scan.argtypes = [
+        ctypes.c_void_p, ctypes.c_char_p, ctypes.c_uint, ctypes.c_uint, ctypes.c_void_p,
+        handler_type, ctypes.c_void_p,
+    ]  # fmt: skip
+
+    def run() -> None:
+        for line in lines:
+            scan(built, line, len(line), 0, scratch, handler, None)
+
+    return (info.value or b"").decode(), run
+
+
 def measurements(
     index: GateIndex, hyperscan: Any, lines: Sequence[bytes], repeat: int
 ) -> list[tuple[str, int, float]]:
@@ -132,6 +178,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--file", type=Path, default=None, help="a JSONL transcript")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--libhs", help="also time the gates with this libhs.so (ctypes)")
     args = parser.parse_args(argv)
     hyperscan = load_hyperscan()
     if hyperscan is None:
@@ -149,6 +196,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("|---|---:|---:|---:|")
     for what, gates, seconds in measurements(index, hyperscan, lines, args.repeat):
         print(f"| {what} | {gates} | {seconds:.3f} | {seconds * 1e8 / size:.3f} |")
+    if args.libhs:
+        raw = [(raw.encode("latin-1"), caseless) for _, raw, caseless in index.gates]
+        wheel = database(hyperscan, raw)
+        info, system_pass = libhs_pass(args.libhs, raw, lines)
+        passes = {
+            f"all gates, the wheel ({wheel.info().decode()})": scan_all(wheel, lines),
+            f"all gates, {args.libhs} ({info})": system_pass,
+        }
+        best = dict.fromkeys(passes, float("inf"))
+        for _ in range(args.repeat):  # interleaved: the machine's load weighs on both alike
+            for what, run in passes.items():
+                best[what] = min(best[what], best_of(1, run))
+        for what, seconds in best.items():
+            print(f"| {what} | {len(raw)} | {seconds:.3f} | {seconds * 1e8 / size:.3f} |")
     print("\n| window around each credential word | words | MB within | share |")
     print("|---|---:|---:|---:|")
     for before, after in ((64, 128), (128, 256), (320, 1024)):
