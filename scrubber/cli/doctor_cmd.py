@@ -34,7 +34,7 @@ from scrubber.policy.model import Policy, SessionEndAction
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from scrubber.usecases.retention import FolderNames
+    from scrubber.usecases.shown_names import FolderNames
 
 STALE_JOB_SECONDS = 15 * 60
 
@@ -430,14 +430,14 @@ def _shown_paths(
     config: Path, home: Path, env: Mapping[str, str], policy: Policy | None
 ) -> Callable[[Path], str]:
     """Paths as every report shows them: each project folder's name cleaned of the secrets its
-    sessions' cwds hold (usecases/retention.FolderNames), worked out on the first warning."""
+    sessions' cwds hold (usecases/shown_names.FolderNames), worked out on the first warning."""
     names: FolderNames | None = None
 
     def show(path: Path) -> str:
         nonlocal names
         if names is None:
             from scrubber.transcript.sessions import discover
-            from scrubber.usecases.retention import folder_names
+            from scrubber.usecases.shown_names import folder_names
 
             infos = discover(config).sessions if paths.is_config_dir(config) else ()
             names = folder_names(policy or Policy(), home, env, infos)

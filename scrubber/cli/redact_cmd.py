@@ -21,7 +21,7 @@ from scrubber.policy.model import ThinkingMode
 from scrubber.redaction.lines import FileRedaction
 from scrubber.usecases.redact import run_redact
 from scrubber.usecases.redact_targets import RedactRequest
-from scrubber.usecases.retention import FolderNames
+from scrubber.usecases.shown_names import FolderNames
 from scrubber.usecases.verify import CheckResult, check_redacted
 
 

@@ -27,7 +27,8 @@ from scrubber.retention.apply import ApplyReport, Outcome
 from scrubber.retention.plan import Action, Decision, RetentionPlan
 from scrubber.retention.rules import Reason
 from scrubber.transcript.sessions import SessionInfo
-from scrubber.usecases.retention import FolderNames, RetentionRun, Titles, run_retention
+from scrubber.usecases.retention import RetentionRun, run_retention
+from scrubber.usecases.shown_names import FolderNames, Titles
 
 
 def register(app: typer.Typer) -> None:

@@ -10,17 +10,15 @@ when the policy lets it.
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from scrubber.archive.layout import ArchiveEntry, list_archives
 from scrubber.detection.scan import SecretScanner
 from scrubber.redaction.project_name import path_shown
-from scrubber.transcript.metadata import read_metadata
-from scrubber.transcript.sessions import discover
 from scrubber.usecases.reported_projects import ReportedNames
+from scrubber.usecases.shown_names import live_cwds
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,21 +33,6 @@ class ArchiveListing:
 
     def path(self, entry: ArchiveEntry) -> str:
         return path_shown(entry.path, {entry.project: self.project(entry)})
-
-
-def live_cwds(config_dir: Path, projects: Iterable[str]) -> dict[str, list[str]]:
-    """The cwds of the config dir's sessions in `projects`, read from their transcripts."""
-    wanted = set(projects)
-    cwds: dict[str, list[str]] = {}
-    if not wanted or not config_dir.is_dir():
-        return cwds
-    for info in discover(config_dir, metadata=False).sessions:
-        if info.project in wanted:
-            with contextlib.suppress(OSError):
-                cwd = read_metadata(info.transcript).cwd
-                if cwd:
-                    cwds.setdefault(info.project, []).append(cwd)
-    return cwds
 
 
 def list_archives_shown(

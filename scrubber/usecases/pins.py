@@ -18,8 +18,7 @@ from scrubber.policy.model import Pins
 from scrubber.retention import pins as pin_store
 from scrubber.retention.trash import find_in_trash, list_trash
 from scrubber.transcript.sessions import SessionInfo, discover, find_session
-from scrubber.usecases.archive_listing import live_cwds
-from scrubber.usecases.retention import FolderNames, Titles, folder_names
+from scrubber.usecases.shown_names import FolderNames, Titles, folder_names, live_cwds
 
 
 @dataclass(frozen=True, slots=True)

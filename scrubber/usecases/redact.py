@@ -70,7 +70,7 @@ from scrubber.usecases.redact_targets import (
 )
 
 if TYPE_CHECKING:
-    from scrubber.usecases.retention import FolderNames
+    from scrubber.usecases.shown_names import FolderNames
 
 _COPY_BLOCK = 1 << 20
 # A parallel redaction's output comes part by part, with waits while later parts are still

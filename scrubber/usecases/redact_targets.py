@@ -7,14 +7,11 @@ import contextlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from scrubber import paths
 from scrubber.errors import InputError, UsageError
 from scrubber.transcript import sessions as session_discovery
-
-if TYPE_CHECKING:
-    from scrubber.usecases.retention import FolderNames
+from scrubber.usecases.shown_names import FolderNames, live_cwds
 
 Note = Callable[[str], None]  # a note for the user, said at once (the CLI: stderr)
 
@@ -183,8 +180,6 @@ def note_folders(folders: FolderNames, config: Path, files: Iterable[Path]) -> N
     anything is rewritten (an in-place rewrite redacts the cwd the folder is named after), so
     that a source or copy is named with its folder as every report shows it (a cwd may hold a
     token: redaction/project_name.py). Display only."""
-    from scrubber.usecases.archive_listing import live_cwds
-
     projects_root = (config / "projects").absolute()
     found: dict[str, str] = {}
     for path in files:

@@ -15,7 +15,7 @@ the run goes, so that a run that fails half-way still logs how far it got.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -24,11 +24,9 @@ from typing import Any, TypeVar
 from scrubber import paths
 from scrubber.activity import append_activity, ping_healthcheck
 from scrubber.archive.leftovers import remove_leftovers
-from scrubber.detection.placeholder import hides_only
-from scrubber.detection.scan import SecretScanner
 from scrubber.errors import ExitCode, ScrubberError, UsageError
 from scrubber.policy.load import LoadedPolicy, load_policy
-from scrubber.policy.model import Pins, Policy
+from scrubber.policy.model import Pins
 from scrubber.retention import pins as pin_store
 from scrubber.retention.apply import ApplyReport, ArchiveIndex, apply_plan, retention_lock
 from scrubber.retention.plan import (
@@ -45,133 +43,13 @@ from scrubber.retention.settings import MANAGED_SETTINGS, effective_cleanup_peri
 from scrubber.retention.trash import UndeleteResult, list_trash, undelete
 from scrubber.transcript.sessions import Discovery, SessionInfo, discover
 from scrubber.usecases.archive_index import StoreArchiveIndex
-from scrubber.usecases.reported_projects import ReportedNames, audited_titles, read_audit_cache
+from scrubber.usecases.shown_names import FolderNames, Titles, folder_names
 
 # Tests (and unusual installs) point this at another managed-settings file.
 ENV_MANAGED_SETTINGS = "SCRUB_CLAUDE_MANAGED_SETTINGS"
-TITLE_WIDTH = 40
 
 Warn = Callable[[str], None]  # a note for the user, said at once (the CLI: stderr)
 _Result = TypeVar("_Result")
-
-
-class Titles:
-    """Titles pass through the secret scanner before they are shown (Contracts), and lose any
-    control characters (a title is text an attacker may have put in a transcript)."""
-
-    def __init__(self, policy: Policy, home: Path) -> None:
-        self._policy = policy
-        self._home = home
-        self._scanner: SecretScanner | None = None
-        self._audited: dict[str, str] = {}
-
-    def show(self, title: str | None, width: int | None = TITLE_WIDTH) -> str:
-        """`title` cleaned with the detectors, starting from the form the last audit showed
-        when it audited that very title: the audit also knew the values found anywhere in the
-        session (a password read from a `.env` and typed again as the title), which no
-        detector sees in the title alone."""
-        if not title:
-            return ""
-        scanner = self._scanner_built()
-        shown = self._audited.get(scanner.fingerprint(title)) if self._audited else None
-        text = scanner.redact_text(shown if shown and hides_only(shown, title) else title)
-        text = "".join(c if c.isprintable() else " " for c in text)
-        if width is not None and len(text) > width:
-            text = text[: width - 1] + "…"
-        return text
-
-    def _scanner_built(self) -> SecretScanner:
-        if self._scanner is None:
-            from scrubber.detection.registry import build_scanner
-
-            self._scanner = build_scanner(self._policy, self._home)
-            self._audited = audited_titles(read_audit_cache(self._home))
-        return self._scanner
-
-
-class FolderNames:
-    """Project folder names as every report shows them (redaction/project_name.py): Claude
-    Code names a folder after the session's cwd, and a cwd may hold a token. Built from the
-    sessions (under the config dir and in the trash) whose folders a command may name; a name
-    is worked out with the detectors, what they find in those sessions' cwds, and the name the
-    last audit showed. Display only: the paths acted on stay the real ones."""
-
-    def __init__(
-        self,
-        policy: Policy,
-        home: Path,
-        env: Mapping[str, str],
-        scanner: SecretScanner | None = None,
-    ) -> None:
-        self._policy, self._home, self._env = policy, home, env
-        self._scanner = scanner  # None: built from the policy when first needed
-        self._cwds: dict[str, list[str]] = {}
-        self._audited_by_project: dict[str, str] = {}
-        self._shown: dict[str, str] | None = None
-        self._names_made: ReportedNames | None = None
-
-    def __repr__(self) -> str:
-        return f"FolderNames({len(self._cwds)} folders)"
-
-    def add(self, project: str | None, session_id: str, cwd: str | None) -> None:
-        if not project:
-            return
-        self._shown = None
-        cwds = self._cwds.setdefault(project, [])
-        if cwd and cwd not in cwds:
-            cwds.append(cwd)
-        self._audited_by_project.setdefault(project, session_id)
-
-    def _names(self) -> ReportedNames:
-        if self._names_made is None:
-            from scrubber.detection.registry import build_scanner
-
-            scanner = self._scanner or build_scanner(self._policy, self._home, self._env)
-            self._names_made = ReportedNames.of_home(scanner, self._home)
-        return self._names_made
-
-    def _table(self) -> dict[str, str]:
-        """Each folder name that shows otherwise, raw -> shown (longest first, so that a name
-        holding another is replaced whole)."""
-        if self._shown is None:
-            names = self._names()
-            table: dict[str, str] = {}
-            for project, cwds in self._cwds.items():
-                shown = names.shown(project, (self._audited_by_project[project],), cwds)
-                if shown != project:
-                    table[project] = shown
-            self._shown = dict(sorted(table.items(), key=lambda kv: -len(kv[0])))
-        return self._shown
-
-    def project(self, project: str | None, session_id: str | None = None) -> str | None:
-        """A project folder's name as shown; one of no session known here (a pin of a gone
-        session) with the detectors and the name the last audit showed for `session_id`."""
-        if project is None:
-            return None
-        if project in self._cwds:
-            return self._table().get(project, project)
-        names = self._names()
-        return names.shown(self.text(names.audited_name(project, (session_id,))))
-
-    def text(self, text: str) -> str:
-        """`text` (a subject `project/id`, a path, a message) with every known folder name in it
-        as shown."""
-        for raw, shown in self._table().items():
-            text = text.replace(raw, shown)
-        return text
-
-
-def folder_names(
-    policy: Policy, home: Path, env: Mapping[str, str], sessions: Iterable[SessionInfo] = ()
-) -> FolderNames:
-    """FolderNames for `sessions` and every session in the trash."""
-    names = FolderNames(policy, home, env)
-    for info in sessions:
-        names.add(info.project, info.id, info.cwd)
-    trash = list_trash(home)
-    for _slot, manifest in (*trash.complete, *trash.incomplete):
-        names.add(manifest.project, manifest.session_id, manifest.cwd)
-    return names
 
 
 # --- gathering the facts --------------------------------------------------------------------

@@ -230,7 +230,7 @@ def _redact_copy(session: EndedSession) -> Mapping[str, Any]:
     from scrubber.usecases.redact import redact_copies
     from scrubber.usecases.redact_cache import RedactCache
     from scrubber.usecases.redact_targets import dest_for, note_folders
-    from scrubber.usecases.retention import FolderNames
+    from scrubber.usecases.shown_names import FolderNames
 
     scanner = build_scanner(session.policy, session.home)
     dest_root = paths.redacted_dir(session.home)

@@ -21,12 +21,12 @@ from scrubber.transcript.sessions import SessionInfo
 from scrubber.usecases.archive_push import waiting_uploads
 from scrubber.usecases.reported_projects import ReportedNames, audited_projects, read_audit_cache
 from scrubber.usecases.retention import (
-    Titles,
     archive_index,
     claude_periods,
     gather_facts,
     retention_period,
 )
+from scrubber.usecases.shown_names import Titles
 
 
 class SortOrder(StrEnum):

@@ -306,7 +306,7 @@ def test_a_copy_under_the_folders_old_name_goes_once_it_is_copied_under_the_new(
     """Copies made before folders were named as shown (an earlier version) sit under the raw
     name: the next run writes the copy under the shown name and removes the old one, when it
     is still the file written; one changed since is left alone."""
-    from scrubber.usecases.retention import FolderNames
+    from scrubber.usecases.shown_names import FolderNames
 
     home, dest = tmp_path / "home", tmp_path / "out"
     raw, transcript = _token_folder_session(config)

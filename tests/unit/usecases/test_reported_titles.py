@@ -15,7 +15,7 @@ from scrubber.detection.placeholder import hides_only, make_placeholder
 from scrubber.detection.registry import build_scanner
 from scrubber.policy.model import Policy
 from scrubber.usecases.reported_projects import AUDIT_CACHE_NAME, audited_titles
-from scrubber.usecases.retention import Titles
+from scrubber.usecases.shown_names import Titles
 
 P = make_placeholder("dotenv-value", "ab" * 32)
 
