@@ -7,7 +7,9 @@ whatever its shape (a hex key under a `token` label stays a key where it is repe
 session-wide search (known_values.py) spreads values across strings and files and keeps out
 the shapes whose far copies may be unrelated (hex digests, uuids); within one string no such
 doubt arises, so every copy of 8 or more characters that stands as a token of its own (no
-letter, digit or token character glued to it) is taken.
+letter, digit or token character glued to it) is taken. An `=` just before a copy is the
+assignment that names it (`PGPASSWORD=V`, `?key=V`, `--token=V`), not part of a longer token:
+base64 pads only at the end, so `=` is glued to a token on its right side only.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ _MIN_COPY = 8
 # search, one pass for all values, still finds the copies of the rest).
 _MAX_VALUES = 64
 _TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=_-")
+_GLUED_BEFORE = _TOKEN_CHARS - {"="}  # what before a copy makes it part of a longer token
 
 
 def copies_in_same_string(text: str, hits: list[Hit]) -> list[Hit]:
@@ -45,7 +48,7 @@ def copies_in_same_string(text: str, hits: list[Hit]) -> list[Hit]:
 def _stands_alone(text: str, start: int, end: int) -> bool:
     before = text[start - 1] if start > 0 else " "
     after = text[end] if end < len(text) else " "
-    return before not in _TOKEN_CHARS and after not in _TOKEN_CHARS
+    return before not in _GLUED_BEFORE and after not in _TOKEN_CHARS
 
 
 def _inside(covered: list[tuple[int, int]], start: int, end: int) -> bool:

@@ -38,6 +38,15 @@ def test_a_longer_token_holding_the_value_is_not_a_copy() -> None:
     assert [c.start for c in copies] == [text.rindex(value)]
 
 
+def test_a_copy_assigned_with_an_equals_sign_is_found() -> None:
+    # `PGPASSWORD=V` after the URL that gave V away: the `=` names the copy, it is not part of
+    # a longer token (base64 pads only at the end: `V=` stays glued).
+    value = _value(24, "f")
+    text = f"DATABASE_URL=postgres://app:{value}@db/shop\nPGPASSWORD={value}\nx={value}=="
+    copies = copies_in_same_string(text, [_hit_for(text, value)])
+    assert [c.start for c in copies] == [text.index(f"PGPASSWORD={value}") + len("PGPASSWORD=")]
+
+
 def test_short_values_are_not_spread() -> None:
     text = "pw='abc1234' abc1234"
     assert copies_in_same_string(text, [_hit_for(text, "abc1234")]) == []
