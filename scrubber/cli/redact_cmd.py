@@ -149,6 +149,13 @@ def redact_command(
         _run_check(check, original, scanner, output_format == "json")
         return
     mode = ThinkingMode(thinking.value) if thinking else loaded.policy.redaction.thinking
+    if in_place and output is not None:
+        # Said rather than ignored: a user who gives both expects a copy, and would get the
+        # originals rewritten without one.
+        raise UsageError(
+            "--in-place rewrites the originals and writes no copy: --output has no place here",
+            hint="drop --in-place to write a redacted copy at --output",
+        )
     if in_place and thinking is ThinkingChoice.redact:
         raise UsageError("--in-place never edits thinking text (it is signed); drop --thinking")
     request = RedactRequest(
@@ -280,10 +287,7 @@ def _print_check(path: Path, original: Path | None, result: CheckResult) -> None
         f"  valid JSONL: {'yes' if not result.invalid_lines else 'NO, lines ' + _few(result.invalid_lines)}"
     )
     if original is not None:
-        same = not result.structure_mismatches and result.line_count_mismatch is None
-        typer.echo(
-            f"  same structure as {original}: {'yes' if same else 'NO, lines ' + _few(result.structure_mismatches)}"
-        )
+        typer.echo(f"  same structure as {original}: {_structure_verdict(result)}")
     else:
         typer.echo("  structure: not compared (give --original)")
     typer.echo(
@@ -295,6 +299,18 @@ def _print_check(path: Path, original: Path | None, result: CheckResult) -> None
             f"  secrets left in thinking text: {result.findings_in_thinking} (left_in_thinking)"
         )
     typer.echo("verified" if result.ok else "NOT verified")
+
+
+def _structure_verdict(result: CheckResult) -> str:
+    """`yes`, or what differs: the lines whose structure changed, and a line count that does
+    not match (then there may be no such line to name)."""
+    problems = []
+    if result.structure_mismatches:
+        problems.append("lines " + _few(result.structure_mismatches))
+    if result.line_count_mismatch is not None:
+        expected, found = result.line_count_mismatch
+        problems.append(f"the original has {expected} lines, this file {found}")
+    return "NO, " + "; ".join(problems) if problems else "yes"
 
 
 def _few(numbers: list[int]) -> str:

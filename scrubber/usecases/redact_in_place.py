@@ -145,7 +145,9 @@ def _rewrite_locked(
                     if swapped is not None:
                         out, tmp = swapped
                 done = _fold_in_tail(path, original, out, done, scanner, result, file_scan)
-                result.folded_tail_bytes = done - main_pass_end
+                # Only what lies past the size the file had when opened was appended: an
+                # unterminated last line the main pass left for the tail was there already.
+                result.folded_tail_bytes = max(0, done - max(main_pass_end, st.st_size))
             if result.lines_changed == 0:
                 tmp.unlink()
                 return result

@@ -115,6 +115,19 @@ def test_verify_and_check_prove_a_good_copy(
     assert scrub_in(world, "verify", source).returncode == 1  # the original is not redacted
 
 
+def test_verify_says_how_the_line_counts_differ(
+    one_copy: tuple[Path, Path, Any], world: Any, scrub_in: Callable[..., Any], tmp_path: Path
+) -> None:
+    source, out, _ = one_copy
+    short = tmp_path / "short.jsonl"
+    short.write_bytes(out.read_bytes().split(b"\n", 1)[0] + b"\n")
+    total = source.read_bytes().count(b"\n")
+    done = scrub_in(world, "verify", short, "--original", source)
+    assert done.returncode == 1
+    assert f"NO, the original has {total} lines, this file 1" in done.stdout
+    assert "NO, lines \n" not in done.stdout
+
+
 @pytest.mark.parametrize("damage", ["secret", "structure"])
 def test_verify_fails_on_a_damaged_copy(
     one_copy: tuple[Path, Path, Any],
@@ -314,6 +327,18 @@ def test_in_place_refuses_a_symlink(
         assert done.stderr.startswith(f"scrub: error: {link}: is a symbolic link")
     assert tree_hashes(world.config) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["link.jsonl"]
+
+
+def test_in_place_with_an_output_is_refused_and_nothing_is_rewritten(
+    world: Any, scrub_in: Callable[..., Any], tmp_path: Path
+) -> None:
+    before = tree_hashes(world.config)
+    out = tmp_path / "wanted-copy.jsonl"
+    done = scrub_in(world, "redact", world.config / SHOP_FILE, "--in-place", "--output", out)
+    assert done.returncode == 2, done.stderr
+    assert "--in-place rewrites the originals and writes no copy" in done.stderr
+    assert tree_hashes(world.config) == before
+    assert not out.exists()
 
 
 def test_a_second_in_place_run_is_busy(sandbox_factory: Callable[[str], Any]) -> None:

@@ -290,6 +290,18 @@ def test_a_failure_mid_write_removes_the_temp_file(
 # -- in place --------------------------------------------------------------------------------
 
 
+def test_in_place_on_a_file_without_a_final_newline_reports_nothing_appended(
+    tmp_path: Path,
+) -> None:
+    token = fake_github_token(random.Random(7))
+    record = {"type": "user", "uuid": "u1", "sessionId": "s1", "message": {"content": token}}
+    path = tmp_path / "s1.jsonl"
+    path.write_bytes(b'{"type":"summary","summary":"x"}\n' + json.dumps(record).encode())
+    result = redact_in_place(path, SCANNER, tmp_path / "locks")
+    assert result.replaced == 1 and token.encode() not in path.read_bytes()
+    assert result.folded_tail_bytes == 0  # the unterminated last line was there all along
+
+
 def test_in_place_keeps_mode_owner_mtime_and_thinking(
     config_copy: Path, demo: tuple[Path, DemoManifest], tmp_path: Path
 ) -> None:
