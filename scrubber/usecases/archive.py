@@ -161,7 +161,8 @@ class Encryption:
         return bool(self.recipients)
 
 
-def _policy_recipients(policy: Policy) -> list[X25519Recipient]:
+def policy_recipients(policy: Policy) -> list[X25519Recipient]:
+    """The policy's archive recipients (inline and from its recipients file)."""
     found: list[X25519Recipient] = []
     for index, text in enumerate(policy.archive.recipients):
         try:
@@ -202,7 +203,7 @@ def resolve_encryption(
         return Encryption((ScryptRecipient(passphrase),), "passphrase")
     source = "flags"
     if not given:
-        given = _policy_recipients(policy)
+        given = policy_recipients(policy)
         source = "policy"
     unique = list({r.encode(): r for r in given}.values())
     if unique:

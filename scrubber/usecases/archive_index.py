@@ -8,7 +8,7 @@ the adapter that lets retention use the store lives here, above both.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -35,6 +35,7 @@ class StoreArchiveIndex:
         self.root = policy.archive.destination_in(home)
         # The environment an archive's upload takes its credentials from (None: no upload).
         self._upload_env: Mapping[str, str] | None = None
+        self._wanted: frozenset[str] | None = None  # the policy's recipients' fingerprints
 
     @property
     def can_archive(self) -> bool:
@@ -52,6 +53,9 @@ class StoreArchiveIndex:
             return ArchiveCheck(ArchiveStatus.UNVERIFIED, ref)
         if entry.sidecar is None:
             return ArchiveCheck(ArchiveStatus.UNVERIFIED, ref)
+        if not self._opens_with_policy_keys(entry.sidecar.recipients):
+            # Not one the policy's keys open: archiving again writes one they do.
+            return ArchiveCheck(ArchiveStatus.STALE, ref)
         # Contracts: the newest archive must match the bundle as it is now.
         info = _as_session_info(session)
         contents = collect_bundle(info.config_dir, info.bundle_paths())
@@ -81,10 +85,33 @@ class StoreArchiveIndex:
 
     def verify(self, ref: str) -> bool:
         try:
-            verify_archive(Path(ref))
+            report = verify_archive(Path(ref))
         except (ScrubberError, OSError):
             return False
-        return True
+        sidecar = report.entry.sidecar
+        return sidecar is not None and self._opens_with_policy_keys(sidecar.recipients)
+
+    def _opens_with_policy_keys(self, recipients: Sequence[str]) -> bool:
+        """Whether an archive whose sidecar names `recipients` (fingerprints) is one of the
+        policy's keys can open. An archive made for another key (an old one, a colleague's, one
+        planted in the folder) is no copy the user can restore: a session must not be deleted
+        on its account. Without recipients in the policy there is nothing to compare with, and
+        the archive counts as it did. The sidecar is what the fingerprints come from: a keyless
+        check cannot tell whom an X25519 stanza is for, so a forged sidecar is caught only by a
+        full `scrub archives verify -i KEY`."""
+        if not self._policy.archive.has_recipients:
+            return True
+        if self._wanted is None:
+            from scrubber.archive.keys import recipient_fingerprint
+            from scrubber.usecases.archive import policy_recipients
+
+            try:
+                self._wanted = frozenset(
+                    recipient_fingerprint(r) for r in policy_recipients(self._policy)
+                )
+            except (ScrubberError, OSError):
+                self._wanted = frozenset()  # unreadable keys vouch for no archive
+        return not self._wanted.isdisjoint(recipients)
 
     def files(self) -> tuple[ArchiveFacts, ...]:
         found = []

@@ -425,6 +425,31 @@ def test_crash_between_archive_and_delete(env: Env) -> None:
     assert read_trash_manifest(env.home / "trash" / old.session_id).archive_ref == str(written)
 
 
+def test_an_archive_for_another_key_is_no_archive(env: Env) -> None:
+    """The only archive was made for a key that is not the policy's (an old key, a colleague's,
+    one planted in the folder): the session is archived again, for the policy's key, before
+    it goes; and a trashed session whose archive the policy's keys cannot open stays."""
+    old, _ = two_old_sessions(env)
+    stranger = generate_identity().recipient().encode()
+    env.run("archive", old.session_id, "-r", stranger)
+    (foreign,) = archives_of(env, old.session_id)
+    env.policy("  days: 30\n  require_archive: true\n  keep_newest_per_project: 0")
+    planned = env.json("retention")
+    assert {s["session_id"]: s["archive"] for s in planned["sessions"]}[old.session_id] == (
+        "stale"
+    )  # type: ignore[index]
+    env.run("retention", "--apply")
+    ref = read_trash_manifest(env.home / "trash" / old.session_id).archive_ref
+    assert ref is not None and Path(ref) != foreign
+    assert list_archives(env.home / "archives")[-1].sidecar is not None
+    # The policy's key is replaced by yet another: the archive in the trash manifest no
+    # longer counts, and the trashed session is kept past its trash days.
+    env.recipient = generate_identity().recipient().encode()
+    env.policy("  days: 30\n  trash_days: 0\n  require_archive: true")
+    env.run("retention", "--apply", "--force", code=None)
+    assert read_trash_manifest(env.home / "trash" / old.session_id).complete
+
+
 def test_archive_that_fails_verification(env: Env) -> None:
     old, other = two_old_sessions(env)
     env.policy("  days: 30\n  require_archive: true\n  keep_newest_per_project: 0")
