@@ -435,9 +435,8 @@ def test_an_archive_for_another_key_is_no_archive(env: Env) -> None:
     (foreign,) = archives_of(env, old.session_id)
     env.policy("  days: 30\n  require_archive: true\n  keep_newest_per_project: 0")
     planned = env.json("retention")
-    assert {s["session_id"]: s["archive"] for s in planned["sessions"]}[old.session_id] == (
-        "stale"
-    )  # type: ignore[index]
+    statuses = {s["session_id"]: s["archive"] for s in planned["sessions"]}  # type: ignore[index, union-attr]
+    assert statuses[old.session_id] == "stale"
     env.run("retention", "--apply")
     ref = read_trash_manifest(env.home / "trash" / old.session_id).archive_ref
     assert ref is not None and Path(ref) != foreign
