@@ -271,6 +271,8 @@ def _run_check(path: Path, original: Path | None, scanner: SecretScanner, as_jso
                     "findings": result.findings,
                     "finding_lines": result.finding_lines,
                     "left_in_thinking": result.findings_in_thinking,
+                    "secrets_in_keys": result.findings_in_keys,
+                    "key_lines": result.key_lines,
                 },
                 indent=2,
             )
@@ -297,6 +299,12 @@ def _print_check(path: Path, original: Path | None, result: CheckResult) -> None
     if result.findings_in_thinking:
         typer.echo(
             f"  secrets left in thinking text: {result.findings_in_thinking} (left_in_thinking)"
+        )
+    if result.findings_in_keys:
+        typer.echo(
+            f"  secrets in JSON object keys: {result.findings_in_keys} (lines "
+            f"{_few(result.key_lines)}): no redaction can take them out, Claude Code's format "
+            "keeps keys as they are; do not share this file"
         )
     typer.echo("verified" if result.ok else "NOT verified")
 

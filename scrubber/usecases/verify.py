@@ -1,11 +1,13 @@
 """The proof of a redaction (`scrub verify`, `scrub redact --check`): a redacted transcript is
-valid JSONL, has its original's structure, and holds no finding (thinking text counted apart)."""
+valid JSONL, has its original's structure, and holds no finding (thinking text counted apart),
+not even in a JSON object key (which no redaction may change: detection/key_scan.py)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from scrubber.detection.key_scan import secrets_in_keys
 from scrubber.detection.scan import SecretScanner
 from scrubber.redaction.structure import same_structure
 from scrubber.transcript.jsonl import IO_BUFFER, LineProblem, iter_raw_lines, parse_line
@@ -21,6 +23,8 @@ class CheckResult:
     findings: int = 0
     findings_in_thinking: int = 0
     finding_lines: list[int] = field(default_factory=list)
+    findings_in_keys: int = 0  # in object keys: no redaction can take them out
+    key_lines: list[int] = field(default_factory=list)
     compared_with: Path | None = None
 
     @property
@@ -30,6 +34,7 @@ class CheckResult:
             and not self.structure_mismatches
             and self.line_count_mismatch is None
             and self.findings == 0
+            and self.findings_in_keys == 0
         )
 
 
@@ -54,7 +59,13 @@ def check_redacted(path: Path, scanner: SecretScanner, original: Path | None) ->
                         and not same_structure(parse_line(orig_raw).value, line.value)
                     ):
                         result.structure_mismatches.append(raw.number)
-                scan = file_scan.scan_line(line)
+                woken = scanner.index.line_detectors(raw.data.replace(b"\\/", b"/"))
+                scan = file_scan.scan_line(line, woken)
+                if woken and line.record is not None:
+                    in_keys = sum(n for _, n in secrets_in_keys(line.record, scanner))
+                    if in_keys:
+                        result.findings_in_keys += in_keys
+                        result.key_lines.append(raw.number)
                 for leaf in scan.leaves:
                     if leaf.in_thinking:
                         result.findings_in_thinking += len(leaf.found)

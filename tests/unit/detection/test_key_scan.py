@@ -1,0 +1,58 @@
+"""Secrets in JSON object keys: found apart from the values (no redaction may change a key),
+and a copy that still holds one is not verified."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+from scrubber.demo import fake_github_token
+from scrubber.detection.fingerprint import Fingerprinter
+from scrubber.detection.key_scan import data_keys, secrets_in_keys
+from scrubber.detection.registry import build_detectors
+from scrubber.detection.scan import SecretScanner
+from scrubber.policy.model import Policy
+from scrubber.usecases.verify import check_redacted
+
+SCANNER = SecretScanner(build_detectors(Policy.default()), Fingerprinter(b"k" * 32))
+
+
+def _snapshot(path_key: str) -> dict[str, object]:
+    # What Claude Code writes: the backups of a turn, keyed by each file's path.
+    backups = {path_key: {"backupFileName": "abc@v1", "version": 1}}
+    return {"type": "file-history-snapshot", "messageId": "u1", "snapshot": {
+        "messageId": "u1", "trackedFileBackups": backups}}  # fmt: skip
+
+
+def test_a_path_key_under_a_token_named_folder_is_a_secret() -> None:
+    token = fake_github_token(random.Random(3))
+    record = _snapshot(f"/home/me/{token}/app/README.md")
+    assert secrets_in_keys(record, SCANNER) == [
+        (f"/snapshot/trackedFileBackups/~1home~1me~1{token}~1app~1README.md", 1)
+    ]
+
+
+def test_field_names_and_short_keys_are_not_read() -> None:
+    record = {"trackedFileBackups": {"a/b": 1}, "isCompactSummary": True, "x": [{"y_1": 2}]}
+    assert list(data_keys(record)) == []
+
+
+def test_deep_nesting_costs_no_recursion() -> None:
+    token = fake_github_token(random.Random(4))
+    record: dict[str, object] = {f"key-{token}": 1}
+    for _ in range(5000):
+        record = {"n": [record]}
+    assert len(secrets_in_keys(record, SCANNER)) == 1
+
+
+def test_verify_fails_on_a_secret_left_in_a_key(tmp_path: Path) -> None:
+    token = fake_github_token(random.Random(5))
+    path = tmp_path / "copy.jsonl"
+    clean = _snapshot("/home/me/app/README.md")
+    path.write_text(json.dumps(clean) + "\n" + json.dumps(_snapshot(f"/w/{token}/x.py")) + "\n")
+    result = check_redacted(path, SCANNER, None)
+    assert (result.findings, result.findings_in_keys, result.key_lines) == (0, 1, [2])
+    assert not result.ok
+    path.write_text(json.dumps(clean) + "\n")
+    assert check_redacted(path, SCANNER, None).ok
