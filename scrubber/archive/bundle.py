@@ -132,11 +132,18 @@ def walk_bundle(
 
     Raises BundleError for a path outside `config_dir`, OSError when one cannot be listed.
     """
-    for path in paths:
+    # A stack of listings rather than recursion: a planted folder a thousand levels deep must
+    # not end the run in a RecursionError. The order is the recursive walk's.
+    pending: list[Iterator[Path]] = [iter(paths)]
+    while pending:
+        path = next(pending[-1], None)
+        if path is None:
+            pending.pop()
+            continue
         st = path.lstat()
         yield path, _relative(config_dir, path), st
         if stat.S_ISDIR(st.st_mode):
-            yield from walk_bundle(config_dir, sorted(path.iterdir()))
+            pending.append(iter(sorted(path.iterdir())))
 
 
 def collect_bundle(

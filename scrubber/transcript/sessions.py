@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import bisect
 import os
-import stat
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -215,15 +214,30 @@ def regular_files_at(path: Path) -> Iterator[Path]:
         return
     if not path.is_dir():
         return
-    for folder, dirs, files in os.walk(path, followlinks=False):
-        dirs.sort()
-        for name in sorted(files):
-            file = Path(folder) / name
+    # By hand rather than os.walk, which recurses: a planted folder a thousand levels deep
+    # must not end the run in a RecursionError. Same order: a folder's files, then its
+    # subfolders one by one, each in name order.
+    pending: list[Iterator[Path]] = [iter([path])]
+    while pending:
+        folder = next(pending[-1], None)
+        if folder is None:
+            pending.pop()
+            continue
+        try:
+            with os.scandir(folder) as listing:
+                entries = sorted(listing, key=lambda entry: entry.name)
+        except OSError:
+            continue
+        subfolders = []
+        for entry in entries:
             try:
-                if stat.S_ISREG(file.lstat().st_mode):
-                    yield file
+                if entry.is_dir(follow_symlinks=False):
+                    subfolders.append(Path(entry.path))
+                elif entry.is_file(follow_symlinks=False):
+                    yield Path(entry.path)
             except OSError:
                 continue
+        pending.append(iter(subfolders))
 
 
 class _Guard:

@@ -4,7 +4,8 @@ files of the named sessions' bundles (or of every session, with the global side 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterable
+import os
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -111,7 +112,7 @@ def _files_under(path: Path, note: Note) -> list[Path]:
     if not path.is_dir():
         return []
     found: list[Path] = []
-    for item in sorted(path.rglob("*")):
+    for item in sorted(_entries_below(path)):
         if item.is_symlink():
             note(f"skipped symbolic link {item} (not followed)")
         elif item.is_file():
@@ -120,6 +121,24 @@ def _files_under(path: Path, note: Note) -> list[Path]:
             kind = paths.file_type_name(item.lstat().st_mode)
             note(f"skipped {item}: is {kind}, not a regular file")
     return found
+
+
+def _entries_below(folder: Path) -> Iterator[Path]:
+    """Every entry below `folder`, symlinks listed but never followed, as `rglob("*")` gives
+    them; by hand, since rglob recurses and a planted folder a thousand levels deep must not
+    end the run in a RecursionError."""
+    pending = [folder]
+    while pending:
+        try:
+            with os.scandir(pending.pop()) as listing:
+                entries = list(listing)
+        except OSError:
+            continue
+        for entry in entries:
+            yield Path(entry.path)
+            with contextlib.suppress(OSError):
+                if entry.is_dir(follow_symlinks=False):
+                    pending.append(Path(entry.path))
 
 
 def copy_pairs(
