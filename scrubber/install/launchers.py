@@ -3,9 +3,11 @@ them, and how a command in a settings file is recognised as ours (by the launche
 
 from __future__ import annotations
 
+import ast
 import os
 import shlex
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,8 +31,66 @@ LIVE_LAUNCHERS: dict[str, tuple[str, str, str | None]] = {
 }
 
 
+# The line of a launcher that sets the variables install pinned (read back by `pinned_in`).
+_PIN_LINE = "os.environ.update("
+
+
 def launcher_dir(home: Path) -> Path:
     return home / "bin"
+
+
+def _absolute(path: Path) -> Path:
+    # Hooks run with cwd = the project and cron jobs in $HOME: a relative path must not move.
+    return path.expanduser().absolute()
+
+
+def pinned_environment(env: Mapping[str, str]) -> dict[str, str]:
+    """The variables whatever install writes (launchers, schedules) sets before scrub runs, so
+    that it finds the files this install used: its SCRUB_HOME, its config dir, its policy.
+
+    Claude Code runs hooks with its own environment, not the shell's that ran `scrub install`:
+    a `SCRUB_HOME=/x scrub install` would otherwise leave hooks using `<config>/scrubber`, with
+    the built-in policy (nothing archived, nothing said). Nothing is pinned for the default
+    install (`~/.claude`, its `scrubber/`): that is what scrub finds with no variable at all,
+    and Claude Code runs the hooks of a config dir's settings.json with that config dir, so
+    a default install's launchers stay free of paths and unchanged. A pinned home always comes
+    with an absolute path; the config dir is pinned only when it is not `~/.claude` (a hook
+    from `~/.claude/settings.json` runs under a Claude Code using that folder anyway).
+    """
+    config = _absolute(paths.config_dir(env))
+    home = _absolute(paths.scrub_home(env))
+    default_config = _absolute(
+        paths.config_dir({k: v for k, v in env.items() if k != "CLAUDE_CONFIG_DIR"})
+    )
+    pins: dict[str, str] = {}
+    if config != default_config:
+        pins["CLAUDE_CONFIG_DIR"] = str(config)
+    if pins or home != default_config / "scrubber":
+        pins["SCRUB_HOME"] = str(home)
+    if env.get("SCRUB_POLICY"):
+        # Install read (and kept) this policy: the hooks must use it too, not the home's.
+        pins["SCRUB_POLICY"] = str(_absolute(Path(env["SCRUB_POLICY"])))
+    return pins
+
+
+def pinned_in(launcher: Path) -> dict[str, str] | None:
+    """The variables a launcher pins ({} for none); None when it cannot be read as ours."""
+    try:
+        text = launcher.read_text("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    for line in text.splitlines():
+        if line.startswith(_PIN_LINE) and line.endswith(")"):
+            try:
+                value = ast.literal_eval(line[len(_PIN_LINE) : -1])
+            except (ValueError, SyntaxError):
+                return None
+            if isinstance(value, dict) and all(
+                isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+            ):
+                return value
+            return None
+    return {}
 
 
 def is_ours(command: object) -> bool:
@@ -55,9 +115,12 @@ class Launchers:
     package_root: str
     session_end: Path
     status_line: Path
+    pins: tuple[tuple[str, str], ...] = ()  # see pinned_environment
 
     @classmethod
-    def for_home(cls, home: Path, python: str | None = None) -> Launchers:
+    def for_home(
+        cls, home: Path, python: str | None = None, pins: Mapping[str, str] | None = None
+    ) -> Launchers:
         import scrubber
 
         folder = launcher_dir(home)
@@ -66,21 +129,21 @@ class Launchers:
             package_root=str(Path(scrubber.__file__).resolve().parents[1]),
             session_end=folder / SESSION_END_LAUNCHER,
             status_line=folder / STATUS_LINE_LAUNCHER,
+            pins=tuple((pins or {}).items()),
         )
 
+    def text(self, what: str, body: str) -> str:
+        return _launcher_text(self.python, self.package_root, what, body, dict(self.pins))
+
     def session_end_text(self) -> str:
-        return _launcher_text(
-            self.python,
-            self.package_root,
+        return self.text(
             "SessionEnd hook",
             "from scrubber.hooks import session_end\n"
             f"raise SystemExit(session_end.main(worker_python={self.python!r}))\n",
         )
 
     def status_line_text(self) -> str:
-        return _launcher_text(
-            self.python,
-            self.package_root,
+        return self.text(
             "status line",
             "from scrubber.hooks import fastpath\nraise SystemExit(fastpath.main())\n",
         )
@@ -95,7 +158,7 @@ class Launchers:
         return shlex.join(words)
 
     def write(self) -> tuple[Path, Path]:
-        paths.ensure_private_dir(self.session_end.parent)
+        paths.ensure_private_dir(self.session_end.parent, self.session_end.parent.parent)
         for path, text in (
             (self.session_end, self.session_end_text()),
             (self.status_line, self.status_line_text()),
@@ -104,13 +167,26 @@ class Launchers:
         return self.session_end, self.status_line
 
 
-def _launcher_text(python: str, root: str, what: str, body: str) -> str:
+def _launcher_text(
+    python: str, root: str, what: str, body: str, pins: Mapping[str, str] | None = None
+) -> str:
+    pinned = ""
+    if pins:
+        # Set over whatever Claude Code's environment says: this launcher lives in that home's
+        # bin/ and is registered for it; another SCRUB_HOME would split the hook (spool, logs)
+        # from the policy install wrote. repr() makes any path one safe Python literal.
+        pinned = (
+            "# The files `scrub install` used (its SCRUB_HOME, config dir, policy), whatever\n"
+            "# the environment Claude Code runs this with says; the worker inherits them.\n"
+            f"import os\n\n{_PIN_LINE}{dict(pins)!r})\n"
+        )
     return (
         f"#!{python} -S\n"
         f"# scrubber's {what}, written by `scrub install` (`scrub uninstall` removes it).\n"
         "# Runs without site-packages (-S) for a fast start; the package is found here:\n"
         "import sys\n\n"
         f"sys.path.insert(0, {root!r})\n"
+        f"{pinned}"
         f"{body}"
     )
 
@@ -159,9 +235,7 @@ def write_live_launchers(launchers: Launchers, home: Path) -> list[Path]:
     written = []
     for event, (_, module, _) in LIVE_LAUNCHERS.items():
         path = live_launcher(home, event)
-        text = _launcher_text(
-            launchers.python,
-            launchers.package_root,
+        text = launchers.text(
             f"{event} hook (live protection)",
             f"from scrubber.hooks import {module}\nraise SystemExit({module}.main())\n",
         )

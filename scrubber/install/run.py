@@ -22,8 +22,10 @@ from scrubber.install.launchers import (
     Launchers,
     is_ours,
     launcher_dir,
+    live_launcher,
+    pinned_environment,
 )
-from scrubber.install.record import read_record, remove_record, write_record
+from scrubber.install.record import read_record, record_file, remove_record, write_record
 from scrubber.install.report import InstallOptions, InstallReport
 from scrubber.install.scheduling import (
     Runner,
@@ -47,6 +49,7 @@ from scrubber.install.settings import (
 from scrubber.install.settings_file import (
     SettingsText,
     backup_settings,
+    backups_dir,
     read_settings,
     render_settings,
     settings_diff,
@@ -106,7 +109,7 @@ def install(
             new, config, policy_path, policy_text, policy, record, report
         )
 
-    launchers = Launchers.for_home(home, python)
+    launchers = Launchers.for_home(home, python, pinned_environment(env))
     new = add_session_end_hook(
         new, launchers.session_end_command(), options.session_end_timeout, where=str(settings_path)
     )
@@ -124,11 +127,12 @@ def install(
     report.diff = settings_diff(settings_path, current.text, new_text)
 
     if options.dry_run:
-        if policy_text is not None:
-            report.step(f"would write the policy {policy_path} (the commented template)")
-        report.step(f"would write the launchers {launchers.session_end}, {launchers.status_line}")
-        if options.schedule:
-            report.previews.append(schedule_preview(options.schedule, env, home))
+        _dry_run_steps(options, env, home, launchers, policy_text, report)
+        changes = new_text != current.text
+        if changes and current.text is not None:
+            report.step(f"would back up {settings_path} into {backups_dir(home)}")
+        if changes:
+            report.step(f"would write {settings_path}")
         report.notes.append("dry run: nothing was written")
         return report
     if options.schedule == "cron":
@@ -147,6 +151,36 @@ def install(
         write_record(home, new_record)
     _closing_notes(policy, new, report)
     return report
+
+
+def _dry_run_steps(
+    options: InstallOptions,
+    env: Mapping[str, str],
+    home: Path,
+    launchers: Launchers,
+    policy_text: str | None,
+    report: InstallReport,
+) -> None:
+    """What a real run would write, file by file, in the order it writes them (the settings
+    file is the caller's)."""
+    from scrubber.hooks.live_common import live_settings_file
+    from scrubber.hooks.status_scan import allowlist_state_file
+
+    report.step(f"would write the install record {record_file(home)}")
+    if policy_text is not None:
+        report.step(f"would write the policy {paths.policy_file(home)} (the commented template)")
+    report.step(f"would write the launchers {launchers.session_end}, {launchers.status_line}")
+    pins = dict(launchers.pins)
+    if pins:
+        shown = ", ".join(f"{k}={v}" for k, v in pins.items())
+        report.step(f"the launchers would run scrub with {shown}")
+    report.step(f"would write the status line's allowlist {allowlist_state_file(home)}")
+    report.step(f"would write the live settings {live_settings_file(home)}")
+    if options.live:
+        live = ", ".join(str(live_launcher(home, event)) for event in LIVE_LAUNCHERS)
+        report.step(f"would write the live hooks' launchers {live}")
+    if options.schedule:
+        report.previews.append(schedule_preview(options.schedule, env, home))
 
 
 def _add_live_hooks(

@@ -10,7 +10,7 @@ from typing import Any
 
 from scrubber import paths
 from scrubber.errors import ConfigError, ScrubberError, UsageError
-from scrubber.install.launchers import scrub_command
+from scrubber.install.launchers import pinned_environment, scrub_command
 from scrubber.install.report import InstallReport
 
 Runner = Callable[..., Any]  # subprocess.run's shape: crontab and systemctl go through it
@@ -39,11 +39,20 @@ def check_cron_available(env: Mapping[str, str], home: Path) -> None:
         )
 
 
+def _variables(env: Mapping[str, str]) -> dict[str, str]:
+    """The environment of a scheduled run: the variables set now, with the ones launchers pin
+    made absolute (cron starts in $HOME, systemd in /) and the home pinned when it is not the
+    default one, as the hooks get them (launchers.pinned_environment)."""
+    from scrubber.retention import schedule
+
+    return {**schedule.schedule_environment(env), **pinned_environment(env)}
+
+
 def schedule_preview(kind: str, env: Mapping[str, str], home: Path) -> tuple[str, str]:
     from scrubber.retention import schedule
 
     command = scrub_command()
-    variables = schedule.schedule_environment(env)
+    variables = _variables(env)
     if kind == "systemd":
         unit_dir = schedule.user_unit_dir(env)
         text = schedule.systemd_service(command, variables) + "\n" + schedule.systemd_timer()
@@ -65,7 +74,7 @@ def install_schedule(
     from scrubber.retention import schedule
 
     command = scrub_command()
-    variables = schedule.schedule_environment(env)
+    variables = _variables(env)
     if kind == "systemd":
         unit_dir = schedule.user_unit_dir(env)
         try:
