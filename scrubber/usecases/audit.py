@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import json
 import stat
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -24,6 +24,7 @@ from scrubber.errors import UsageError
 from scrubber.policy.model import Policy
 from scrubber.redaction.copies import FoundValue, remember, scope_of
 from scrubber.redaction.project_name import ProjectNames
+from scrubber.transcript.sessions import Problem
 from scrubber.usecases import parts
 from scrubber.usecases.audit_copies import POOL_MIN_BYTES, Shown, add_copies, redacted_calls
 from scrubber.usecases.audit_pool import ScanJob, scan_files
@@ -78,7 +79,8 @@ def run_audit(
     env: Mapping[str, str] | None = None,
 ) -> AuditReport:
     """What was asked for, scanned with the policy's detectors."""
-    targets = _requested_targets(request)
+    skipped: list[Problem] = []
+    targets = _requested_targets(request, skipped)
     if request.since:
         cutoff = parse_since(request.since, now)
         targets = [t for t in targets if modified_since(t, cutoff)]
@@ -92,7 +94,15 @@ def run_audit(
     if cache is not None and not request.use_cache:
         cache.forget()
     report = audit(
-        targets, scanner, progress=progress, env=env, cache=cache, complete=_whole_config(request)
+        targets,
+        scanner,
+        progress=progress,
+        env=env,
+        cache=cache,
+        complete=_whole_config(request),
+        # Said, not only left out: a transcript that is a link out of the config dir is not
+        # audited, and a report of "0 secrets" must not read as "all clear" for it.
+        notes=[f"skipped {p.path}: {p.reason}" for p in skipped],
     )
     if cache is not None and _whole_config(request):
         cache.keep_only({t.project or "" for t in targets})
@@ -106,7 +116,7 @@ def _whole_config(request: AuditRequest) -> bool:
     return not (request.paths or request.sessions or request.projects or request.since)
 
 
-def _requested_targets(request: AuditRequest) -> list[ScanTarget]:
+def _requested_targets(request: AuditRequest, skipped: list[Problem]) -> list[ScanTarget]:
     if request.paths:
         return targets_from_paths(request.paths)
     targets = targets_in_config(
@@ -115,6 +125,7 @@ def _requested_targets(request: AuditRequest) -> list[ScanTarget]:
         projects=request.projects,
         include_side_files=request.policy.detection.scan_side_files,
         titles=not request.remember,
+        skipped=skipped,
     )
     if (request.sessions or request.projects) and not targets:
         wanted = " ".join(
@@ -134,13 +145,15 @@ def audit(
     cache: ScanCache | None = None,
     pool_min_bytes: int = POOL_MIN_BYTES,
     complete: bool = False,
+    notes: Sequence[str] = (),
 ) -> AuditReport:
     """Every target scanned (in parallel over files: audit_pool.py), then the copies of what
     was found (see audit_copies.py): a value found in one file of a session is a finding
     wherever else the session holds it. With a `cache`, a session none of whose files changed
     answers from it, and a transcript that grew is scanned from its settled offset
     (audit_resume.py); the report is the one a full scan makes. `complete`: the targets are
-    every file of the config dir (the cache forgets the sessions not among them).
+    every file of the config dir (the cache forgets the sessions not among them). `notes`:
+    warnings of the caller's (what was left out), shown first.
     Paths, project names and warnings are redacted for display (`shown_path`), with the
     detectors and the values known in the sessions looked at again."""
     planned = plan_scans(list(targets), cache, scanner)
@@ -180,7 +193,7 @@ def audit(
     warnings = permission_warnings(
         (t.target.path for t in files if t.target.is_transcript), _shown_folders(files, names)
     )
-    return AuditReport(files, [shown.text(w, None) for w in warnings])
+    return AuditReport(files, [shown.text(w, None) for w in [*notes, *warnings]])
 
 
 def _show_project(result: FileAudit, names: ProjectNames, values_known: bool) -> None:

@@ -22,15 +22,19 @@ def targets_in_config(
     projects: Sequence[str] = (),
     include_side_files: bool = True,
     titles: bool = True,
+    skipped: list[session_discovery.Problem] | None = None,
 ) -> list[ScanTarget]:
     """Every session (and its side files) and the global side files under a config dir; with
     `sessions` (ids, prefixes or titles) or `projects`, only the sessions named and in one of
     those projects, without global side files. A project that holds no session is refused.
     `titles=False` leaves the transcripts' titles to be read when they are scanned (the
     scan cache has the titles of those it answers for: reading every transcript's metadata
-    cost more than the rest of an audit that changed nothing)."""
+    cost more than the rest of an audit that changed nothing). `skipped` learns what discovery
+    left alone (a symlink out of the config dir, a folder it cannot list)."""
     titles = titles or bool(sessions) or bool(projects)  # they match on metadata
     discovery = session_discovery.discover(config, metadata=titles)
+    if skipped is not None:
+        skipped.extend(discovery.problems)
     wanted = {session_discovery.find_session(config, s, discovery=discovery).id for s in sessions}
     for project in projects:
         if not any(in_project(info, project) for info in discovery.sessions):

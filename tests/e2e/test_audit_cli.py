@@ -404,6 +404,27 @@ def test_a_folder_of_garbage_is_scanned_without_a_traceback(world: World) -> Non
     assert doc["files_scanned"] == 6
 
 
+def test_a_transcript_linked_from_outside_is_named_as_skipped(
+    sandbox_factory: Callable[[str], Any], transcript_builder: type[Any]
+) -> None:
+    world = sandbox_factory("audit-linked")
+    outside = world.root / "elsewhere"
+    outside.mkdir()
+    t = transcript_builder(cwd="/w/app")
+    t.prompt(f"my token is {fake_github_token(random.Random(13))}")
+    real = t.write(outside / f"{t.session_id}.jsonl")
+    folder = world.config / "projects" / "-w-app"
+    folder.mkdir(parents=True)
+    (folder / real.name).symlink_to(real)
+    done = world.scrub("audit", "--format", "json")
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert doc["files_scanned"] == 0
+    assert [w for w in doc["warnings"] if "symlink pointing outside" in w] == [
+        f"skipped {folder / real.name}: symlink pointing outside the config dir, not followed"
+    ]
+
+
 def test_the_demo_runs_without_a_config_dir(sandbox_factory: Callable[[str], Any]) -> None:
     bare = sandbox_factory("audit-demo")
     done = bare.scrub("audit", "--demo")
