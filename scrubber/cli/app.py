@@ -14,6 +14,7 @@ import typer
 from scrubber import __version__
 from scrubber.cli import command as command_classes
 from scrubber.cli import quiet
+from scrubber.cli.terminal_text import terminal_lines
 from scrubber.errors import ExitCode, ScrubberError
 
 # Each command group's module, and the command names it registers, in the order `--help` lists
@@ -114,9 +115,11 @@ def __getattr__(name: str) -> typer.Typer:
 
 
 def fail(error: ScrubberError) -> NoReturn:
-    sys.stderr.write(f"scrub: error: {error.message}\n")
+    # A message or hint can name a file, a folder or a title (terminal_text.py); a line break
+    # of its own is kept.
+    sys.stderr.write(terminal_lines(f"scrub: error: {error.message}".split("\n")) + "\n")
     if error.hint:
-        sys.stderr.write(f"hint: {error.hint}\n")
+        sys.stderr.write(terminal_lines(f"hint: {error.hint}".split("\n")) + "\n")
     raise SystemExit(int(error.exit_code))
 
 

@@ -39,6 +39,7 @@ from scrubber.cli.archive_common import (
 )
 from scrubber.cli.common import PolicyOption
 from scrubber.cli.progress import ProgressLine
+from scrubber.cli.terminal_text import terminal_safe
 from scrubber.errors import KeyMaterialError, ScrubberError, UsageError, path_error_hint
 from scrubber.usecases.archive import (
     ArchiveOutcome,
@@ -319,16 +320,18 @@ def _print_archive_run(outcomes: Sequence[ArchiveOutcome], output_format: Output
             name = f"{outcome.project_shown or outcome.session.project}/{outcome.session.id}"
             error = outcome.error
             if error is not None:
-                sys.stderr.write(f"scrub: failed: {name}: {error.message}\n")
+                sys.stderr.write(terminal_safe(f"scrub: failed: {name}: {error.message}") + "\n")
                 if error.hint:
-                    sys.stderr.write(f"hint: {error.hint}\n")
+                    sys.stderr.write(terminal_safe(f"hint: {error.hint}") + "\n")
                 continue
             done = outcome.written
             if done is None:  # pragma: no cover - an outcome has one or the other
                 continue
             manifest = done.manifest
             if not done.created:
-                typer.echo(f"unchanged  {name}: already archived at {outcome.path_shown}")
+                typer.echo(
+                    terminal_safe(f"unchanged  {name}: already archived at {outcome.path_shown}")
+                )
                 continue
             how = (
                 "in clear"
@@ -340,10 +343,13 @@ def _print_archive_run(outcomes: Sequence[ArchiveOutcome], output_format: Output
             if manifest.redacted:
                 how = "redacted, " + how
             size = done.entry.sidecar.size if done.entry.sidecar else 0
+            # The folder's name and the path come from the session's cwd (terminal_text.py).
             typer.echo(
-                f"archived   {name} -> {outcome.path_shown}  "
-                f"({common.plural(len(manifest.files), 'file')}, {human_bytes(manifest.total_size)} -> "
-                f"{human_bytes(size)}, {how})"
+                terminal_safe(
+                    f"archived   {name} -> {outcome.path_shown}  "
+                    f"({common.plural(len(manifest.files), 'file')}, "
+                    f"{human_bytes(manifest.total_size)} -> {human_bytes(size)}, {how})"
+                )
             )
         for outcome in outcomes:
             if outcome.upload_queued:

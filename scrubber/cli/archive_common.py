@@ -19,6 +19,7 @@ from scrubber.archive.keys import (
     read_identities_file,
 )
 from scrubber.cli import common
+from scrubber.cli.terminal_text import terminal_safe
 from scrubber.errors import KeyMaterialError, ScrubberError
 
 if TYPE_CHECKING:
@@ -36,7 +37,8 @@ class OutputFormat(StrEnum):
 
 
 def warn(message: str) -> None:
-    sys.stderr.write(f"scrub: warning: {message}\n")
+    # A warning may name an archive or a folder (terminal_text.py).
+    sys.stderr.write(f"scrub: warning: {terminal_safe(message)}\n")
 
 
 def warn_if_loose(path: Path, what: str) -> None:

@@ -31,6 +31,7 @@ from scrubber.cli.archives_s3 import (
     verify_bucket,
 )
 from scrubber.cli.common import PolicyOption
+from scrubber.cli.terminal_text import terminal_lines, terminal_safe
 from scrubber.detection.registry import build_scanner
 from scrubber.errors import ScrubberError
 from scrubber.usecases.archive_listing import ArchiveListing, list_archives_shown
@@ -91,9 +92,13 @@ def _entry_line(entry: ArchiveEntry, listing: ArchiveListing) -> str:
         problem = f"  ({gone}uploaded to s3://{bucket}/{receipt.key})"
     # Which key opens it (issue 14): the fingerprints `scrub keygen -y KEY` prints.
     opens = f"  (opens with {key_needed(entry)})" if entry.encrypted else ""
-    return (
-        f"{when}  {size:>9}  {kind:<18} {listing.project(entry)}/{entry.session_id}{title}"
-        f"{problem}\n    {listing.path(entry)}{opens}"
+    # The folder's name, the title and the path come from a session (terminal_text.py).
+    return terminal_lines(
+        [
+            f"{when}  {size:>9}  {kind:<18} {listing.project(entry)}/{entry.session_id}{title}"
+            f"{problem}",
+            f"    {listing.path(entry)}{opens}",
+        ]
     )
 
 
@@ -268,7 +273,7 @@ def _verify_files(
             message = error.message.replace(str(path), shown)  # it may name the file
             results.append({"path": shown, "ok": False, "error": message})
             if output_format is OutputFormat.text:
-                typer.echo(f"FAILED  {shown}: {message}")
+                typer.echo(terminal_safe(f"FAILED  {shown}: {message}"))
             continue
         level = "full" if report.full else "keyless"
         results.append({"path": shown, "ok": True, "level": level})
@@ -278,7 +283,7 @@ def _verify_files(
                 if report.full
                 else "header, recipients and SHA-256 match the sidecar"
             )
-            typer.echo(f"ok      {shown}  ({level}: {what})")
+            typer.echo(terminal_safe(f"ok      {shown}  ({level}: {what})"))
     if output_format is OutputFormat.json:
         typer.echo(
             json.dumps({"schema": "scrubber.archives-verify/1", "results": results}, indent=2)

@@ -20,6 +20,7 @@ from scrubber.cli import common, quiet
 from scrubber.cli.common import PolicyOption
 from scrubber.cli.progress import ProgressLine
 from scrubber.cli.render import render_json, render_sarif, render_text
+from scrubber.cli.terminal_text import terminal_safe
 from scrubber.errors import ExitCode, UsageError
 from scrubber.usecases.audit import AuditRequest, ProgressFor, run_audit
 from scrubber.usecases.audit_report import AuditReport
@@ -229,9 +230,9 @@ def _print(
     else:
         typer.echo(render_text(report, preview=preview, verbose=verbose, redact_hint=hint))
         for warning in report.warnings:
-            typer.echo(f"warning: {warning}", err=True)
+            typer.echo(terminal_safe(f"warning: {warning}"), err=True)
     for failed in (f for f in report.files if f.error):
-        sys.stderr.write(f"scrub: {failed.path_shown}: {failed.error}\n")
+        sys.stderr.write(terminal_safe(f"scrub: {failed.path_shown}: {failed.error}") + "\n")
     if report.has_findings:
         raise typer.Exit(int(ExitCode.FINDINGS))
     if any(f.error for f in report.files):

@@ -16,6 +16,7 @@ from typing import Any
 from scrubber import __version__
 from scrubber.cli.common import human_size, plural
 from scrubber.cli.sarif_rules import project_url, rule_for
+from scrubber.cli.terminal_text import terminal_lines
 from scrubber.detection.finding import Finding
 from scrubber.usecases.audit_report import AuditReport, FileAudit
 
@@ -255,7 +256,9 @@ def render_text(
     if totals["occurrences"]:
         copies = f"Redacted copies: {redact_hint}   " if redact_hint else ""
         out.append(f"{copies}Details: scrub audit --format json")
-    return "\n".join(out)
+    # Titles, tool labels, paths and folder names come from transcripts: neutralised here, once,
+    # after the audit redacted them (terminal_text.py).
+    return terminal_lines(out)
 
 
 def _secrets(occurrences: int, distinct: int) -> str:

@@ -23,6 +23,7 @@ from scrubber.cli.retention_text import (
     until,
     warn,
 )
+from scrubber.cli.terminal_text import terminal_lines
 from scrubber.retention.apply import ApplyReport, Outcome
 from scrubber.retention.plan import Action, Decision, RetentionPlan
 from scrubber.retention.rules import Reason
@@ -181,7 +182,8 @@ def _render_text(run: RetentionRun) -> str:
         )
     if report is None:
         lines.append("dry run: nothing was changed; run with --apply to act")
-    return "\n".join(lines)
+    # Folder names and titles come from transcripts and cwds (terminal_text.py).
+    return terminal_lines(lines)
 
 
 def _session_lines(run: RetentionRun) -> list[str]:

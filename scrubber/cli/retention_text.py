@@ -11,6 +11,7 @@ from typing import Annotated
 
 import typer
 
+from scrubber.cli.terminal_text import terminal_safe
 from scrubber.errors import ExitCode
 
 
@@ -33,8 +34,9 @@ def dumps(body: object) -> str:
 
 
 def warn(text: str) -> None:
-    """A note or warning from a use case, said at once on stderr."""
-    sys.stderr.write(f"scrub: {text}\n")
+    """A note or warning from a use case, said at once on stderr (it may name a folder:
+    terminal_text.py)."""
+    sys.stderr.write(f"scrub: {terminal_safe(text)}\n")
 
 
 def finish(code: ExitCode) -> None:

@@ -19,6 +19,7 @@ from scrubber.cli import common, killable
 from scrubber.cli.archive_common import archives_root, read_identities, warn
 from scrubber.cli.command import ScrubCommand
 from scrubber.cli.common import PolicyOption, plural
+from scrubber.cli.terminal_text import terminal_safe
 from scrubber.detection.registry import build_scanner, prefilter_engine
 from scrubber.errors import UsageError
 from scrubber.usecases.durations import DURATION_HELP, parse_moment
@@ -262,20 +263,25 @@ def _when(moment: datetime | None) -> str:
 
 
 def _print_text(result: SearchResult, shown: list[SearchHit]) -> None:
+    # Titles, folder names, where-labels and contexts come from transcripts: each line is
+    # neutralised here, after the search redacted it (terminal_text.py).
+    def say(line: str, err: bool = False) -> None:
+        typer.echo(terminal_safe(line), err=err)
+
     previous: str | None = None
     for hit in shown:
         if hit.session_id != previous:
             if previous is not None:
-                typer.echo("")
+                say("")
             origin = "" if hit.origin.value == "live" else f" [{hit.origin.value}]"
             title = f" {hit.title!r}" if hit.title else ""
-            typer.echo(f"{hit.session_id}{title} ({hit.project}){origin}")
-            typer.echo("  resume: " + " && ".join(hit.resume))
+            say(f"{hit.session_id}{title} ({hit.project}){origin}")
+            say("  resume: " + " && ".join(hit.resume))
             previous = hit.session_id
-        typer.echo(f"  {_when(hit.timestamp)}  {hit.where}  ({hit.transcript}:{hit.line})")
-        typer.echo(f"    {hit.context}")
+        say(f"  {_when(hit.timestamp)}  {hit.where}  ({hit.transcript}:{hit.line})")
+        say(f"    {hit.context}")
     for skipped in result.skipped:
-        typer.echo(f"skipped {skipped.where}: {skipped.reason}", err=True)
+        say(f"skipped {skipped.where}: {skipped.reason}", err=True)
     summary = (
         f"{plural(len(result.hits), 'hit')} in "
         f"{plural(result.sessions_matched, 'session')} ({result.sessions} searched)"

@@ -10,6 +10,7 @@ import typer
 from scrubber.cli import common
 from scrubber.cli.common import PolicyOption, human_size, plural
 from scrubber.cli.retention_text import FormatOption, OutputFormat, ago, dumps, until, warn
+from scrubber.cli.terminal_text import terminal_safe
 from scrubber.retention.forecast import Forecast
 from scrubber.retention.rules import ArchiveStatus, Reason
 from scrubber.retention.settings import TAKE_OVER_DAYS
@@ -118,7 +119,8 @@ def _as_text(listing: SessionListing) -> str:
             f"{row.project_shown}/{info.id}  "
             f"{listing.titles.show(info.title)}"
         )
-        lines.append(text.rstrip())
+        # The folder's name is the cwd's (terminal_text.py); the title lost its controls already.
+        lines.append(terminal_safe(text.rstrip()))
     lines += _sweep_summary(listing)
     if listing.uploads_waiting:
         lines.append(
