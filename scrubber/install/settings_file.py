@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import math
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -61,16 +62,41 @@ def read_settings(path: Path) -> SettingsText:
     if not text.strip():
         return SettingsText(path, text, {})
     try:
-        data = json.loads(text)
+        data = json.loads(text, parse_float=_finite_float, parse_constant=_refuse_constant)
     except json.JSONDecodeError as error:
         # The decoder names a position and what it expected, never the content.
         raise ConfigError(
             f"{path}: not valid JSON ({error.msg} at line {error.lineno} column {error.colno})",
             hint,
         ) from None
+    except _NotWritableBack:
+        raise ConfigError(
+            f"{path}: holds a number that cannot be written back as JSON (NaN, Infinity, or "
+            "one too large for a float such as 1e999)",
+            hint,
+        ) from None
+    except (RecursionError, ValueError):
+        # Nesting deeper than the parser goes, or an integer of thousands of digits.
+        raise ConfigError(f"{path}: nested too deep or a number too long to read", hint) from None
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a JSON object at the top level", hint)
     return SettingsText(path, text, data)
+
+
+class _NotWritableBack(Exception):
+    """A number that `render_settings` would write as `Infinity`/`NaN`, which is no JSON:
+    Claude Code (Node's JSON.parse) could then not read the file we rewrote."""
+
+
+def _finite_float(text: str) -> float:
+    number = float(text)
+    if not math.isfinite(number):
+        raise _NotWritableBack
+    return number
+
+
+def _refuse_constant(name: str) -> float:
+    raise _NotWritableBack
 
 
 def render_settings(data: Settings) -> str:

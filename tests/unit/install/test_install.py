@@ -275,6 +275,26 @@ def test_no_settings_file_is_created_and_removed_again(env: Env) -> None:
     assert not env.settings.exists()
 
 
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ('{"model": "opus", "feedbackSurveyRate": 1e999}', "cannot be written back"),
+        ('{"rate": NaN}', "cannot be written back"),
+        ('{"deep": ' + "[" * 100_000 + "]" * 100_000 + "}", "nested too deep"),
+        ('{"n": ' + "9" * 5000 + "}", "a number too long"),
+    ],
+)
+def test_settings_json_cannot_write_back_is_refused_untouched(
+    env: Env, text: str, said: str
+) -> None:
+    # Written back, 1e999 would become `Infinity`, which Claude Code's JSON.parse rejects.
+    env.settings.write_text(text)
+    with pytest.raises(ConfigError) as caught:
+        install(InstallOptions(), env)
+    assert said in caught.value.message
+    assert env.settings.read_text() == text
+
+
 def test_a_malformed_settings_file_is_refused_and_nothing_is_written(env: Env) -> None:
     broken = '{"model": "opus",\n  "hooks": {]\n}'
     env.settings.write_text(broken)
