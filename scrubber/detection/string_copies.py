@@ -8,8 +8,9 @@ session-wide search (known_values.py) spreads values across strings and files an
 the shapes whose far copies may be unrelated (hex digests, uuids); within one string no such
 doubt arises, so every copy of 8 or more characters that stands as a token of its own (no
 letter, digit or token character glued to it) is taken. An `=` just before a copy is the
-assignment that names it (`PGPASSWORD=V`, `?key=V`, `--token=V`), not part of a longer token:
-base64 pads only at the end, so `=` is glued to a token on its right side only.
+assignment that names it (an environment variable set to it, a `?key=` query parameter, a
+`--token=` flag), not part of a longer token: base64 pads only at the end, so `=` is glued to
+a token on its right side only.
 """
 
 from __future__ import annotations

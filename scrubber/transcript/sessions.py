@@ -450,6 +450,11 @@ def find_session(
             hit = _one(matches, query, "title")
             if hit is not None:
                 return hit
+    if len(query) < _MIN_PREFIX and any(s.id.startswith(query) for s in found.sessions):
+        raise UsageError(
+            f"no session matches {query!r}: an id prefix needs at least {_MIN_PREFIX} characters",
+            hint="`scrub sessions` lists sessions with their ids and titles",
+        )
     raise UsageError(
         f"no session matches {query!r}",
         hint="`scrub sessions` lists sessions with their ids and titles",

@@ -39,8 +39,9 @@ def test_a_longer_token_holding_the_value_is_not_a_copy() -> None:
 
 
 def test_a_copy_assigned_with_an_equals_sign_is_found() -> None:
-    # `PGPASSWORD=V` after the URL that gave V away: the `=` names the copy, it is not part of
-    # a longer token (base64 pads only at the end: `V=` stays glued).
+    # The password set in the environment after the URL that gave it away: the `=` names the
+    # copy, it is not part of a longer token (base64 pads only at the end: a value followed
+    # by `=` stays glued).
     value = _value(24, "f")
     text = f"DATABASE_URL=postgres://app:{value}@db/shop\nPGPASSWORD={value}\nx={value}=="
     copies = copies_in_same_string(text, [_hit_for(text, value)])

@@ -231,8 +231,8 @@ def test_find_session_by_id_prefix_and_title(config: Path) -> None:
         find_session(config, "nothing-like-this")
     with pytest.raises(UsageError):
         find_session(config, "  ")
-    with pytest.raises(UsageError):
-        find_session(config, first[:3])  # too short to be a prefix
+    with pytest.raises(UsageError, match="an id prefix needs at least 4 characters"):
+        find_session(config, first[:3])  # too short to be a prefix: said so
 
 
 def test_find_session_ambiguous(tmp_path: Path) -> None:
