@@ -14,6 +14,7 @@ import typer
 from scrubber import paths
 from scrubber.cli import common
 from scrubber.cli.common import PolicyOption, plural
+from scrubber.cli.terminal_text import terminal_safe
 from scrubber.detection.registry import build_scanner
 from scrubber.detection.scan import SecretScanner
 from scrubber.errors import ExitCode, UsageError
@@ -198,7 +199,7 @@ def verify_command(
 
 
 def _note(message: str) -> None:
-    sys.stderr.write(f"scrub: {message}\n")
+    sys.stderr.write(f"scrub: {terminal_safe(message)}\n")
 
 
 def _report(results: list[FileRedaction], as_json: bool, shown: Callable[[str], str]) -> None:
@@ -226,7 +227,7 @@ def _report(results: list[FileRedaction], as_json: bool, shown: Callable[[str], 
     for r in results:
         total += r.replaced
         if r.skipped:
-            typer.echo(shown(f"skipped {r.source}: {r.skipped}"))
+            typer.echo(terminal_safe(shown(f"skipped {r.source}: {r.skipped}")))
             continue
         kinds = ", ".join(f"{k} ×{n}" for k, n in r.by_kind.most_common())
         where = f" -> {shown(str(r.dest))}" if r.dest and r.dest != r.source else " (in place)"
@@ -234,7 +235,7 @@ def _report(results: list[FileRedaction], as_json: bool, shown: Callable[[str], 
             f"{shown(str(r.source))}{where}: {plural(r.replaced, 'secret')} replaced in "
             f"{plural(r.lines_changed, 'line')}"
         )
-        typer.echo(line + (f" ({kinds})" if kinds else ""))
+        typer.echo(terminal_safe(line + (f" ({kinds})" if kinds else "")))
         for number, problem in r.problems:
             typer.echo(f"  line {number}: {problem}: kept, redacted as text")
         if r.folded_tail_bytes:
@@ -284,12 +285,12 @@ def _run_check(path: Path, original: Path | None, scanner: SecretScanner, as_jso
 
 
 def _print_check(path: Path, original: Path | None, result: CheckResult) -> None:
-    typer.echo(f"{path}: {result.lines} lines")
+    typer.echo(terminal_safe(f"{path}: {result.lines} lines"))
     typer.echo(
         f"  valid JSONL: {'yes' if not result.invalid_lines else 'NO, lines ' + _few(result.invalid_lines)}"
     )
     if original is not None:
-        typer.echo(f"  same structure as {original}: {_structure_verdict(result)}")
+        typer.echo(terminal_safe(f"  same structure as {original}: {_structure_verdict(result)}"))
     else:
         typer.echo("  structure: not compared (give --original)")
     typer.echo(

@@ -158,3 +158,15 @@ def test_project_folder_names_are_printed_inert(
 def test_sessions_json_keeps_the_folder_name_exact(hostile_folder: Path, scrub_cli: Scrub) -> None:
     result = scrub_cli("sessions", "--format", "json")
     assert json.loads(result.stdout)["sessions"][0]["project"] == HOSTILE_FOLDER
+
+
+def test_redact_and_verify_print_folder_names_inert(
+    hostile_folder: Path, scrub_cli: Scrub, tmp_path: Path
+) -> None:
+    source = hostile_folder / f"{SESSION}.jsonl"
+    copy = tmp_path / "copy.jsonl"
+    for args in (("redact", source, "--output", copy), ("verify", copy, "--original", source)):
+        result = scrub_cli(*args)
+        assert result.returncode == 0, result.stderr
+        _assert_inert(result.output)
+        assert FOLDER_SHOWN in result.stdout
