@@ -15,6 +15,7 @@ from typer import _click as click
 from typer._click.exceptions import BadOptionUsage, NoSuchOption
 from typer._click.exceptions import UsageError as ClickUsageError
 
+from scrubber import paths
 from scrubber.cli import common, killable
 from scrubber.cli.archive_common import archives_root, read_identities, warn
 from scrubber.cli.command import ScrubCommand
@@ -167,6 +168,10 @@ def search_command(
     if archives and not identities:
         warn("--archives without a key: only archives kept in clear can be read")
     loaded = common.policy(policy_path)
+    if not (archives or trash):
+        # A misspelt CLAUDE_CONFIG_DIR is an error, as for every command that reads sessions:
+        # "0 hits" would read as "not there". The trash and archives can be searched without.
+        paths.require_config_dir(common.config_dir())
     home = common.scrub_home()
     scanner = build_scanner(loaded.policy, home)
     request = SearchRequest(

@@ -156,3 +156,11 @@ def test_a_reader_that_stops_early_is_no_error(box: Sandbox) -> None:
 def test_help_documents_double_dash(box: Sandbox) -> None:
     done = box.scrub("search", "--help")
     assert done.returncode == 0 and "scrub search -- '-----BEGIN'" in done.stdout
+
+
+def test_a_config_dir_that_does_not_exist_is_refused(
+    sandbox_factory: Callable[[str], Sandbox],
+) -> None:
+    bare = sandbox_factory("search-no-config")  # CLAUDE_CONFIG_DIR names a folder never made
+    _refused(bare.scrub("search", "x1y"), "is not a Claude Code config directory")
+    assert not bare.config.exists()
