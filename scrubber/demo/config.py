@@ -47,6 +47,7 @@ from scrubber.demo.records import (
     iso,
     project_folder_name,
 )
+from scrubber.paths import create_private_dirs
 
 _CONFIG_NAME = ".claude"
 
@@ -449,10 +450,11 @@ def build_demo_config(
     """
     demo = _generate(seed, sessions, start)
     config = root / _CONFIG_NAME
-    config.mkdir(parents=True, exist_ok=True)
+    # Folders 0700 as Claude Code makes them: the audit of a demo warns about none of its own.
+    create_private_dirs(config)
     for relative, data in demo.files.items():
         target = config / relative
-        target.parent.mkdir(parents=True, exist_ok=True)
+        create_private_dirs(target.parent)
         target.write_bytes(data)
         target.chmod(0o600)
         stamp = demo.mtimes[relative].timestamp()

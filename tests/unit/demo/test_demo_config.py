@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -325,3 +326,14 @@ def test_large_transcript_is_realistic_and_deterministic(tmp_path: Path) -> None
     # the seven kinds take turns
     assert len({s.kind for s in big.secrets}) == min(7, len(big.secrets))
     assert not any(s.value in repr(big) for s in big.secrets)
+
+
+def test_the_demo_folders_are_private_like_claude_codes(tmp_path: Path) -> None:
+    # Under a umask that would leave them open: the audit of a demo must not warn about them.
+    old = os.umask(0o022)
+    try:
+        config = build_demo_config(tmp_path / "root")
+    finally:
+        os.umask(old)
+    folders = [config, *(p for p in config.rglob("*") if p.is_dir() and not p.is_symlink())]
+    assert {oct(p.stat().st_mode & 0o777) for p in folders} == {"0o700"}
