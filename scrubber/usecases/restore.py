@@ -76,6 +76,18 @@ def check_config_dir(path: Path, *, create: bool) -> None:
     )
 
 
+def _refuse_own_home(to: Path, home: Path) -> None:
+    """A `--to` in scrubber's own folder (its archives, trash and state) is refused: a session
+    restored there is plaintext where nothing reads it as a session, and beside the state it
+    could be taken for."""
+    target, own = to.absolute().resolve(), home.absolute().resolve()
+    if target == own or own in target.parents:
+        raise UsageError(
+            f"--to {to}: inside scrubber's own folder ({home}); nothing was restored",
+            hint="--to names a Claude Code config directory somewhere else",
+        )
+
+
 def _home_for(env: Mapping[str, str], config: Path) -> Path:
     """Scrubber's folder for `config`: $SCRUB_HOME, else `<config>/scrubber`, so that
     `CLAUDE_CONFIG_DIR=<config> scrub undelete` finds what a forced restore trashed."""
@@ -238,6 +250,7 @@ def restore_session(
     """Put an archived session back into `to` (default: the config dir of `env`)."""
     moment = now or datetime.now(UTC)
     if to is not None:
+        _refuse_own_home(to, paths.scrub_home(env))
         check_config_dir(to, create=create)
     config = to if to is not None else paths.config_dir(env)
     home = _home_for(env, config)

@@ -153,6 +153,17 @@ def test_to_must_name_a_config_dir_unless_create(world: World) -> None:
     assert [s.id for s in discover(typo).sessions] == [FULL]
 
 
+def test_to_may_not_be_scrubbers_own_folder(world: World) -> None:
+    key, recipient = keygen(world)
+    assert world.run("archive", FULL, "-r", recipient).returncode == 0
+    archive = str(one_archive(world))
+    before = sorted(p.relative_to(world.home) for p in world.home.rglob("*"))
+    for inside in (world.home, world.home / "restored"):
+        done = world.run("restore", archive, "-i", str(key), "--to", str(inside), "--create")
+        one_line_error(done, 2, "inside scrubber's own folder")
+    assert sorted(p.relative_to(world.home) for p in world.home.rglob("*")) == before
+
+
 # ----------------------------------------------------------------- which archive, which key
 
 
