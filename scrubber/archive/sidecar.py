@@ -19,6 +19,7 @@ from scrubber.archive.errors import (
 )
 from scrubber.archive.manifest import Manifest, SessionFacts
 from scrubber.errors import UsageError
+from scrubber.untrusted import DamagedDocument, load_json
 
 SIDECAR_SCHEMA = "scrubber.archive-sidecar"
 
@@ -171,9 +172,11 @@ class Sidecar:
 
 
 def read_sidecar(path: Path) -> Sidecar:
+    """The sidecar at `path`. Raises SidecarError when it is missing, not a regular file (a FIFO
+    would block a plain open for good), too large or damaged. A link is followed: the sidecar
+    lies next to an archive the user may have linked or copied there."""
     try:
-        with path.open("rb") as handle:
-            data = handle.read(_MAX_SIDECAR + 1)
+        value = load_json(path, _MAX_SIDECAR, follow=True)
     except FileNotFoundError:
         raise SidecarError(
             f"{path.name}: no sidecar next to the archive",
@@ -181,10 +184,6 @@ def read_sidecar(path: Path) -> Sidecar:
         ) from None
     except OSError as exc:
         raise SidecarError(f"{path}: cannot read the sidecar ({exc.strerror})") from None
-    if len(data) > _MAX_SIDECAR:
-        raise SidecarError(f"{path}: too large for a sidecar")
-    try:
-        value = json.loads(data)
-    except (ValueError, RecursionError):
-        raise SidecarError(f"{path}: the sidecar is not valid JSON") from None
+    except DamagedDocument as damaged:
+        raise SidecarError(f"{path}: the sidecar is damaged: {damaged.problem}") from None
     return Sidecar.from_json(value, path)

@@ -21,7 +21,6 @@ Job files hold paths, ids and times, never transcript content.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
@@ -30,6 +29,7 @@ from pathlib import Path
 
 from scrubber import paths
 from scrubber.hooks.files import fsync_dir, valid_session_id, write_json_atomic
+from scrubber.untrusted import MAX_RECORD_BYTES, load_json
 
 TYPE_CHECKING = False  # the SessionEnd hook imports this module: no `typing` at run time
 if TYPE_CHECKING:
@@ -286,10 +286,11 @@ def _job_files(folder: Path) -> Iterator[Path]:
 
 def read_job(path: Path) -> Job | None:
     """The job in a file; None when it is missing or unreadable, or not a regular file (a FIFO
-    planted at a job's name would hang the hook, which Claude Code gives 1.5 s)."""
+    planted at a job's name would hang the hook, which Claude Code gives 1.5 s), a link, too
+    large or damaged (nested too deeply, a number too long: untrusted.DamagedDocument is a
+    ValueError), so that the worker quarantines it instead of dying on it at every run."""
     try:
-        with paths.open_regular(path) as handle:
-            data = json.loads(handle.read())
+        data = load_json(path, MAX_RECORD_BYTES, follow=False)
         return Job.from_json(data) if isinstance(data, dict) else None
-    except (OSError, ValueError):
+    except (OSError, ValueError, OverflowError):  # float() of a 400-digit integer overflows
         return None

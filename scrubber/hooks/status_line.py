@@ -45,8 +45,6 @@ from scrubber.hooks.status_scan import (
     ScanState,
     allowlist_state_file,
     current_stamp,
-    load_for,
-    read_own,
     run_background_scan,
     save_state,
     start_background_scan,
@@ -57,6 +55,7 @@ from scrubber.hooks.status_scan import (
 from scrubber.hooks.status_state import (
     MAX_INPUT_BYTES,
 )
+from scrubber.untrusted import MAX_STATE_BYTES, load_json
 
 # Imported only for type checking: `typing`, `dataclasses` (which pulls in `inspect`) and
 # `hashlib` cost a status-line call more than reading its state file does, so this module uses
@@ -84,10 +83,10 @@ def write_allowlist_state(policy: Policy, home: Path) -> Path:
     paths.ensure_private_dir(target.parent)
     data = compile_allowlist_json(policy)
     try:
-        if json.loads(read_own(target)) == data:
+        if load_json(target, MAX_STATE_BYTES, follow=False) == data:
             return target  # unchanged: keep its mtime, so status lines keep their counts
     except (OSError, ValueError):
-        pass
+        pass  # missing, planted or damaged: written anew
     write_json_atomic(target, data, fsync=False)
     return target
 
@@ -100,9 +99,8 @@ def allowlist_state_is_current(policy: Policy, home: Path) -> bool:
     from scrubber.policy.model import compile_allowlist_json
 
     try:
-        return bool(
-            json.loads(read_own(allowlist_state_file(home))) == compile_allowlist_json(policy)
-        )
+        current = load_json(allowlist_state_file(home), MAX_STATE_BYTES, follow=False)
+        return bool(current == compile_allowlist_json(policy))
     except (OSError, ValueError):
         return False
 
@@ -142,6 +140,18 @@ def _transcript_of(payload: Mapping[str, Any], config: Path) -> Path | None:
     return None if found is None else Path(found)
 
 
+def _load_state(where: Path, transcript: Path) -> ScanState | None:
+    """The state of this transcript; None (scan it again) when it is missing or unusable: a
+    link, a FIFO, too large, nested too deeply (a RecursionError, which status_scan's reader
+    lets through, blanked the status line), a number too long."""
+    try:
+        data = load_json(where, MAX_STATE_BYTES, follow=False)
+    except (OSError, ValueError):
+        return None
+    state = ScanState.from_json(data) if isinstance(data, dict) else None
+    return state if state is not None and state.path == str(transcript) else None
+
+
 def status_segment(
     data: bytes,
     env: Mapping[str, str],
@@ -168,7 +178,7 @@ def status_segment(
     session = payload.get("session_id")
     session_id = session if isinstance(session, str) else ""
     where = state_file(home, session_id, transcript)
-    state = load_for(where, transcript)
+    state = _load_state(where, transcript)
     try:
         st = transcript.stat()
     except OSError:

@@ -28,6 +28,7 @@ from scrubber import paths
 from scrubber.errors import ConfigError, KeyMaterialError, UsageError
 from scrubber.policy.build import build_policy, show_key
 from scrubber.policy.model import ArchivePolicy, Policy, PolicyValueError, SessionEndAction
+from scrubber.untrusted import DamagedDocument, check_depth, read_bounded
 
 ENV_POLICY = "SCRUB_POLICY"
 TEMPLATE_NAMES: tuple[str, ...] = ("default", "strict", "vps")
@@ -87,8 +88,8 @@ def _load_file(path: Path, source: PolicySource, env: Mapping[str, str]) -> Load
 
 def _read_text(path: Path, source: PolicySource) -> str:
     try:
-        with paths.open_regular(path) as handle:  # a FIFO must not hang every command
-            data = handle.read(MAX_POLICY_BYTES + 1)
+        # A FIFO must not hang every command, nor a link to /dev/zero fill memory.
+        data = read_bounded(path, MAX_POLICY_BYTES, follow=True)
     except FileNotFoundError:
         hint = {
             PolicySource.FLAG: "check the path given to --policy",
@@ -101,8 +102,9 @@ def _read_text(path: Path, source: PolicySource) -> str:
         raise ConfigError(f"{path}: is {error.kind}, expected a policy file; not read") from None
     except OSError as error:
         raise ConfigError(f"{path}: cannot read the policy file ({error.strerror})") from None
-    if len(data) > MAX_POLICY_BYTES:
-        raise ConfigError(f"{path}: too large for a policy file (over {MAX_POLICY_BYTES} bytes)")
+    except DamagedDocument:
+        problem = f"too large for a policy file (over {MAX_POLICY_BYTES} bytes)"
+        raise ConfigError(f"{path}: {problem}") from None
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
@@ -148,7 +150,16 @@ def _yaml() -> tuple[Any, type[Any]]:
 def _parse_yaml(text: str, origin: str) -> object:
     yaml, loader = _yaml()
     try:
-        return yaml.load(text, Loader=loader)  # a SafeLoader subclass: safe
+        value = yaml.load(text, Loader=loader)  # a SafeLoader subclass: safe
+        check_depth(value, origin)  # what build_policy and `policy show` walk must be shallow
+        return value
+    except DamagedDocument as damaged:
+        raise ConfigError(f"{origin}: not a policy: {damaged.problem}") from None
+    except RecursionError:  # the composer recurses once per level of nesting
+        raise ConfigError(f"{origin}: not valid YAML: nested too deeply") from None
+    except ValueError:  # a scalar int() or date() refuses: too many digits, a 31st of February
+        problem = "a value that cannot be converted (a number too long, or no such date)"
+        raise ConfigError(f"{origin}: not valid YAML: {problem}") from None
     except yaml.MarkedYAMLError as error:
         # Only the parser's problem and its position: str(error) would quote the offending line.
         mark = error.problem_mark or error.context_mark
@@ -168,7 +179,7 @@ def key_lines(loaded: LoadedPolicy) -> dict[str, int]:
     yaml, loader = _yaml()
     try:
         root = yaml.compose(_read_text(loaded.path, loaded.source), Loader=loader)
-    except (yaml.YAMLError, ConfigError):
+    except (yaml.YAMLError, ConfigError, RecursionError):
         return {}
     lines: dict[str, int] = {}
     pending = [(root, "")]

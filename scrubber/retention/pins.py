@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import json
 import os
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -22,6 +22,7 @@ from scrubber import paths
 from scrubber.durable import write_json_state
 from scrubber.errors import ConfigError
 from scrubber.policy.model import Pins
+from scrubber.untrusted import DamagedDocument, load_json
 
 PINS_FORMAT = 1
 _MAX_PINS_BYTES = 16 << 20
@@ -70,18 +71,13 @@ def read_pins(home: Path) -> tuple[PinRecord, ...]:
         if not paths.check_private_dir(path.parent, home):
             return ()
         # Our own file: never a link, never a FIFO (which would block every command).
-        with paths.open_regular(path, follow=False) as handle:
-            data = handle.read(_MAX_PINS_BYTES + 1)
+        value = load_json(path, _MAX_PINS_BYTES, follow=False)
     except FileNotFoundError:
         return ()
     except OSError as error:
         raise _bad(path, f"cannot read ({error.strerror})") from None
-    if len(data) > _MAX_PINS_BYTES:
-        raise _bad(path, "too large for a pins file")
-    try:
-        value = json.loads(data)
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        raise _bad(path, "not valid JSON") from None
+    except DamagedDocument as damaged:
+        raise _bad(path, damaged.problem) from None
     if not isinstance(value, dict) or not isinstance(value.get("pins"), list):
         raise _bad(path, "expected an object with a 'pins' list")
     if value.get("format") != PINS_FORMAT:
@@ -119,11 +115,26 @@ def effective_pins(policy_pins: Pins, home: Path) -> Pins:
     return policy_pins.merged(cli_pins(home))
 
 
+def _bad_lock(lock: Path, problem: str) -> ConfigError:
+    return ConfigError(
+        f"{lock}: {problem}; pins not changed", f"remove {lock} (scrub makes it again)"
+    )
+
+
 @contextlib.contextmanager
 def _pins_lock(home: Path) -> Iterator[None]:
     folder = paths.ensure_private_dir(paths.state_dir(home))
-    fd = os.open(folder / "pins.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    lock = folder / "pins.lock"
+    # Never through a planted link (O_CREAT would make its target), never blocking on a FIFO.
+    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
     try:
+        fd = os.open(lock, flags, 0o600)
+    except OSError as error:
+        raise _bad_lock(lock, f"cannot open it ({error.strerror})") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise _bad_lock(lock, f"is {paths.file_type_name(mode)}, not a lock file")
         # Blocking: pin commands are quick, and a pin must not be refused for being busy.
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield

@@ -15,7 +15,6 @@ keeps the two clocks in step. Error messages name the file and the key, never it
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +24,7 @@ from scrubber import paths
 from scrubber.errors import ConfigError
 from scrubber.policy.model import MAX_DAYS
 from scrubber.retention.plan import Periods
+from scrubber.untrusted import MAX_SETTINGS_BYTES, DamagedDocument, load_json
 
 MANAGED_SETTINGS = Path("/etc/claude-code/managed-settings.json")
 USER_SETTINGS_NAME = "settings.json"
@@ -35,8 +35,6 @@ DEFAULT_DAYS = 30
 # "Cleanup sweep"). A period this long means Claude Code's sweep is off and scrubber's
 # retention is the one clock.
 TAKE_OVER_DAYS = 99999
-# A settings file is a page of JSON; anything larger is not one.
-_MAX_SETTINGS_BYTES = 4 << 20
 
 _PAUSE_HINT = (
     "fix or remove that file, or set retention.days in the policy (or pass --days) so that "
@@ -93,8 +91,9 @@ def read_cleanup_setting(path: Path) -> int | None:
     if not _exists(path):
         return None
     try:
-        with paths.open_regular(path) as handle:  # a FIFO must not hang retention
-            data = handle.read(_MAX_SETTINGS_BYTES + 1)
+        # A FIFO must not hang retention, nor a link to /dev/zero fill memory. Links are
+        # followed: dotfile managers link settings files, and this one is the user's.
+        value = load_json(path, MAX_SETTINGS_BYTES, follow=True)
     except paths.NotRegularFileError as error:
         raise ConfigError(
             f"{path}: is {error.kind}, not a Claude Code settings file; retention paused",
@@ -105,19 +104,9 @@ def read_cleanup_setting(path: Path) -> int | None:
             f"{path}: cannot read Claude Code settings ({error.strerror}); retention paused",
             _PAUSE_HINT,
         ) from None
-    if len(data) > _MAX_SETTINGS_BYTES:
-        raise ConfigError(f"{path}: too large for a settings file; retention paused", _PAUSE_HINT)
-    try:
-        value = json.loads(data.decode("utf-8-sig"))
-    except UnicodeDecodeError:
-        raise ConfigError(f"{path}: not UTF-8 text; retention paused", _PAUSE_HINT) from None
-    except json.JSONDecodeError as error:
-        # The decoder's message names a position and what it expected, never the content.
-        raise ConfigError(
-            f"{path}: not valid JSON ({error.msg} at line {error.lineno} column {error.colno}); "
-            "retention paused",
-            _PAUSE_HINT,
-        ) from None
+    except DamagedDocument as damaged:
+        # Too large, not UTF-8, not valid JSON (and where), nested too deeply: never the content.
+        raise ConfigError(f"{path}: {damaged.problem}; retention paused", _PAUSE_HINT) from None
     if not isinstance(value, dict):
         raise ConfigError(
             f"{path}: expected a JSON object at the top level; retention paused", _PAUSE_HINT

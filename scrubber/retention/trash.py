@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import json
 import os
 import shutil
 import stat
@@ -36,6 +35,7 @@ from scrubber.retention.plan import (
 from scrubber.retention.rules import Subject, select_deletable
 from scrubber.retention.trash_crash import TRASH_MANIFEST
 from scrubber.transcript.bundle_scope import check_in_bundle, check_legacy_agents
+from scrubber.untrusted import MAX_RECORD_BYTES, DamagedDocument, load_json
 
 
 class BundleSession(RetentionEntry, Protocol):
@@ -138,11 +138,12 @@ class TrashError(ScrubberError):
 def read_trash_manifest(slot: Path) -> TrashManifest:
     path = slot / TRASH_MANIFEST
     try:
-        value = json.loads(path.read_bytes())
+        # Ours, but it may be planted: never through a link, never blocking on a FIFO.
+        value = load_json(path, MAX_RECORD_BYTES, follow=False)
     except OSError as error:
         raise TrashError(f"{path}: cannot read the trash manifest ({error.strerror})") from None
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        raise TrashError(f"{path}: the trash manifest is not valid JSON") from None
+    except DamagedDocument as damaged:
+        raise TrashError(f"{path}: the trash manifest is damaged: {damaged.problem}") from None
     try:
         if not isinstance(value, dict) or value.get("format") != TRASH_FORMAT:
             raise ValueError("format")
@@ -168,7 +169,7 @@ def read_trash_manifest(slot: Path) -> TrashManifest:
             else None,
             title=value.get("title") if isinstance(value.get("title"), str) else None,
         )
-    except (KeyError, TypeError, ValueError):
+    except (KeyError, TypeError, ValueError, OverflowError):  # OverflowError: int(Infinity)
         raise TrashError(f"{path}: not a trash manifest this scrubber wrote") from None
     if (
         manifest.session_id != slot.name

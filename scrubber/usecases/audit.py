@@ -25,6 +25,7 @@ from scrubber.policy.model import Policy
 from scrubber.redaction.copies import FoundValue, remember, scope_of
 from scrubber.redaction.project_name import ProjectNames
 from scrubber.transcript.sessions import Problem
+from scrubber.untrusted import MAX_STATE_BYTES, load_json
 from scrubber.usecases import parts
 from scrubber.usecases.audit_copies import POOL_MIN_BYTES, Shown, add_copies, redacted_calls
 from scrubber.usecases.audit_pool import ScanJob, scan_files
@@ -46,7 +47,7 @@ from scrubber.usecases.audit_targets import (
     targets_in_config,
 )
 from scrubber.usecases.parts import Progress
-from scrubber.usecases.reported_projects import AUDIT_CACHE_NAME
+from scrubber.usecases.reported_projects import audit_cache_file
 from scrubber.usecases.scan_cache import CachedFile, ScanCache, Verdict
 
 ProgressFor = Callable[[int], Progress]  # given the bytes to scan: what to tell as they are
@@ -402,9 +403,11 @@ def update_audit_cache(
     the values found anywhere in the session, which the detectors alone miss in a title), by
     the keyed fingerprint of the title as it is (reported_projects.audited_titles). Best
     effort: a cache that cannot be written is not updated."""
-    path = paths.state_dir(home) / AUDIT_CACHE_NAME
+    path = audit_cache_file(home)
     try:
-        data = json.loads(path.read_bytes())
+        # Planted or damaged (a FIFO, a link to /dev/zero, nested or numbers too deep to parse):
+        # a cache, so it is rebuilt from this audit rather than read.
+        data = load_json(path, MAX_STATE_BYTES, follow=False)
     except (OSError, ValueError):
         data = {}
     if (

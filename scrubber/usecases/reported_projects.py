@@ -9,7 +9,6 @@ that name and clean it again with the detectors and what they find in the sessio
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ from typing import Any
 from scrubber import paths
 from scrubber.detection.placeholder import PLACEHOLDER_PREFIX, hides_only
 from scrubber.redaction.project_name import ProjectNames
+from scrubber.untrusted import MAX_STATE_BYTES, load_json
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -25,13 +25,18 @@ if TYPE_CHECKING:
 AUDIT_CACHE_NAME = "audit-cache.json"  # state/ file read by `scrub sessions` (secrets column)
 
 
+def audit_cache_file(home: Path) -> Path:
+    return paths.state_dir(home) / AUDIT_CACHE_NAME
+
+
 def read_audit_cache(home: Path) -> Mapping[str, Any]:
     """The sessions of the audit cache in `state/`: {"format": 1, "sessions": {id:
     {"transcript_size", "transcript_mtime_ns", "distinct", "project_shown", and with a title
     "title_fingerprint", "title_shown"}}}. Our own state,
-    but possibly planted: anything not of that shape reads as empty."""
+    but possibly planted: a link, a FIFO, a huge or damaged file or anything not of that shape
+    reads as empty (a cache: the next audit rebuilds it)."""
     try:
-        value = json.loads((paths.state_dir(home) / AUDIT_CACHE_NAME).read_bytes())
+        value = load_json(audit_cache_file(home), MAX_STATE_BYTES, follow=False)
     except (OSError, ValueError):
         return {}
     if not isinstance(value, dict) or value.get("format") != 1:
