@@ -34,7 +34,11 @@ from scrubber.cli.common import PolicyOption
 from scrubber.cli.terminal_text import terminal_lines, terminal_safe
 from scrubber.detection.registry import build_scanner
 from scrubber.errors import ScrubberError
-from scrubber.usecases.archive_listing import ArchiveListing, list_archives_shown
+from scrubber.usecases.archive_listing import (
+    ArchiveListing,
+    archive_at_shown_path,
+    list_archives_shown,
+)
 
 
 def _entry_json(entry: ArchiveEntry, listing: ArchiveListing) -> dict[str, Any]:
@@ -230,6 +234,8 @@ def _register_verify(archives: typer.Typer) -> None:
             for path in paths_:
                 if path.is_dir():
                     targets.extend(_listed(path, policy_path))
+                elif not path.exists() and (real := archive_at_shown_path(path)) is not None:
+                    targets.append((real, str(path)))  # pasted as a report shows it
                 else:
                     targets.append((path, str(path)))
         else:

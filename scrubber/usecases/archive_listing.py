@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from scrubber.archive.layout import ArchiveEntry, list_archives
+from scrubber.detection.placeholder import PLACEHOLDER_PREFIX, hides_only
 from scrubber.detection.scan import SecretScanner
 from scrubber.redaction.project_name import path_shown
 from scrubber.usecases.reported_projects import ReportedNames
@@ -60,3 +61,28 @@ def list_archives_shown(
         for e in entries
     }
     return ArchiveListing(root, tuple(entries), shown)
+
+
+def archive_at_shown_path(given: Path) -> Path | None:
+    """The archive that `given`, a path as reports print it, names: `archives list` and
+    `scrub archive` show `<archives>/<project>/<session>/<file>` with the project folder
+    redacted (its name can hold a token), so a user who pastes that path names a folder that
+    is not on disk. The real folder is the one whose name the shown one hides parts of and
+    only that, holding that session's file; None when there is no such single archive (or the
+    path shows nothing redacted)."""
+    if PLACEHOLDER_PREFIX not in given.name and PLACEHOLDER_PREFIX in str(given.parent.parent):
+        session = given.parent
+        shown_project, root = session.parent.name, session.parent.parent
+        try:
+            folders = [p for p in root.iterdir() if p.is_dir() and not p.is_symlink()]
+        except OSError:
+            return None
+        found = [
+            folder / session.name / given.name
+            for folder in folders
+            if hides_only(shown_project, folder.name)
+            and (folder / session.name / given.name).is_file()
+        ]
+        if len(found) == 1:
+            return found[0]
+    return None

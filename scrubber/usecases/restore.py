@@ -34,6 +34,7 @@ from scrubber.retention.apply import retention_lock
 from scrubber.retention.trash import trash_session
 from scrubber.transcript.metadata import read_metadata
 from scrubber.transcript.sessions import SessionInfo, discover
+from scrubber.usecases.archive_listing import archive_at_shown_path
 
 __all__ = ["RestoreOutcome", "check_config_dir", "choose_version", "restore_session"]
 
@@ -228,6 +229,8 @@ def resolve_archive(
     identities open."""
     path = Path(value)
     if path.exists() or os.sep in value or value.endswith((".age", ".gz")):
+        if not path.exists():
+            path = archive_at_shown_path(path) or path  # pasted as a report shows it
         if not path.is_file():
             raise UsageError(f"{value}: archive file not found")
         return path

@@ -199,3 +199,26 @@ def test_a_redacted_archive_restored_beside_its_original_is_a_conflict(
     assert _leaks(restored.read_text(), planted) == []
     trashed = list((sandbox.scrub_home / "trash" / IN_CWD).rglob(f"{IN_CWD}.jsonl"))
     assert len(trashed) == 1 and trashed[0].parent.name == original.parent.name
+
+
+def test_an_archive_path_pasted_as_shown_is_found(
+    sandbox: Sandbox, planted: tuple[str, ...]
+) -> None:
+    # An encrypted archive lies under the raw project folder (the layout's contract), and every
+    # report prints that folder redacted: the printed path, pasted back, names the archive.
+    identity = generate_identity()
+    key_file = sandbox.root / "key.txt"
+    write_identity_file(key_file, identity, datetime.now(UTC))
+    done = sandbox.scrub("archive", IN_CWD, "-r", identity.recipient().encode())
+    assert done.returncode == 0, done.stderr
+    listed = sandbox.scrub("archives", "list", "--format", "json")
+    (entry,) = json.loads(listed.stdout)["archives"]
+    shown = str(entry["path"])
+    assert "[REDACTED:" in shown and not Path(shown).exists()
+    verified = sandbox.scrub("archives", "verify", shown)
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    target = sandbox.root / "restored"
+    restored = sandbox.scrub("restore", shown, "-i", key_file, "--to", target, "--create")
+    assert restored.returncode == 0, restored.stderr
+    assert _leaks(verified.stdout + restored.stdout + restored.stderr, planted) == []
+    assert [p.name for p in target.glob("projects/*/*.jsonl")] == [f"{IN_CWD}.jsonl"]
