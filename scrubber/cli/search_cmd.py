@@ -159,7 +159,7 @@ def search_command(
 
       scrub search -- '-----BEGIN'
     """
-    _check_options(limit, archives, bool(identity or passphrase_file), directory)
+    _check_options(limit, archives, bool(identity or passphrase_file), directory, trash)
     compiled = compile_pattern(pattern, regex=regex)
     moment = parse_moment(since, "--since", datetime.now(UTC)) if since else None
     identities = (
@@ -168,10 +168,6 @@ def search_command(
     if archives and not identities:
         warn("--archives without a key: only archives kept in clear can be read")
     loaded = common.policy(policy_path)
-    if not (archives or trash):
-        # A misspelt CLAUDE_CONFIG_DIR is an error, as for every command that reads sessions:
-        # "0 hits" would read as "not there". The trash and archives can be searched without.
-        paths.require_config_dir(common.config_dir())
     home = common.scrub_home()
     scanner = build_scanner(loaded.policy, home)
     request = SearchRequest(
@@ -201,7 +197,13 @@ def search_command(
     _render(result, limit, output_format)
 
 
-def _check_options(limit: int, archives: bool, keys: bool, directory: Path | None) -> None:
+def _check_options(
+    limit: int, archives: bool, keys: bool, directory: Path | None, trash: bool
+) -> None:
+    if not (archives or trash):
+        # A misspelt CLAUDE_CONFIG_DIR is an error, as for every command that reads sessions:
+        # "0 hits" would read as "not there". The trash and archives can be searched without.
+        paths.require_config_dir(common.config_dir())
     if limit < 0:
         raise UsageError("--limit must be 0 (all) or more")
     if (keys or directory) and not archives:
