@@ -11,6 +11,7 @@ from typing import Any
 
 from scrubber import __version__, paths
 from scrubber.durable import atomic_write
+from scrubber.untrusted import MAX_STATE_BYTES, load_json
 
 RECORD_NAME = "install.json"
 
@@ -24,7 +25,8 @@ def record_file(home: Path) -> Path:
 
 def read_record(home: Path) -> dict[str, Any]:
     try:
-        data = json.loads(record_file(home).read_bytes())
+        # Bounded, never blocking, never through a link: the record may have been planted.
+        data = load_json(record_file(home), MAX_STATE_BYTES, follow=False)
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) and data.get("format") == RECORD_FORMAT else {}

@@ -19,6 +19,7 @@ from scrubber import paths
 from scrubber.durable import PRIVATE_FILE_MODE, atomic_write
 from scrubber.errors import ConfigError
 from scrubber.install.settings import Settings
+from scrubber.untrusted import DamagedDocument, read_bounded
 
 SETTINGS_NAME = "settings.json"
 
@@ -48,13 +49,15 @@ def read_settings(path: Path) -> SettingsText:
         "settings file it cannot read"
     )
     try:
-        raw = path.read_bytes()
+        # Never blocking (a FIFO at the name) and bounded (a link to /dev/zero); a link is
+        # followed: dotfile managers link settings files.
+        raw = read_bounded(path, _MAX_SETTINGS_BYTES, follow=True)
     except FileNotFoundError:
         return SettingsText(path, None, {})
+    except DamagedDocument:
+        raise ConfigError(f"{path}: too large for a settings file", hint) from None
     except OSError as error:
         raise ConfigError(f"{path}: cannot read ({error.strerror})", hint) from None
-    if len(raw) > _MAX_SETTINGS_BYTES:
-        raise ConfigError(f"{path}: too large for a settings file", hint)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:

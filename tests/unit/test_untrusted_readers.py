@@ -180,6 +180,24 @@ def _case_status_allowlist(hazard: str) -> None:
     assert allowlist_state_is_current(policy, home)
 
 
+def _case_install_record(hazard: str) -> None:
+    from scrubber.install.record import read_record, record_file
+
+    home = _home()
+    _plant(record_file(home), hazard)
+    assert read_record(home) == {}  # no record: install writes a new one
+
+
+def _case_install_settings(hazard: str) -> None:
+    from scrubber.errors import ConfigError
+    from scrubber.install.settings_file import read_settings
+
+    settings = Path(os.environ["CLAUDE_CONFIG_DIR"]) / "settings.json"
+    _plant(settings, hazard)
+    with pytest.raises(ConfigError):  # never rewritten: install refuses with a clear error
+        read_settings(settings)
+
+
 CASES: dict[str, Callable[[str], None]] = {
     name[len("_case_") :]: case for name, case in globals().items() if name.startswith("_case_")
 }
