@@ -117,9 +117,15 @@ def loads(data: bytes) -> Any:
         value, end = _scan(text, start)
     except StopIteration:
         raise ValueError("not JSON") from None
+    except RecursionError:  # nested deeper than the scanner goes: a planted or damaged file
+        raise ValueError("nested too deeply") from None
     if text[end:].strip():
         raise ValueError("extra data after the JSON value")
     return value
+
+
+# Far above any state file we write; a planted file is not read past it.
+MAX_STATE_BYTES = 16 << 20
 
 
 def read_json(path: str) -> Any:
@@ -136,7 +142,8 @@ def read_json(path: str) -> Any:
         os.set_blocking(fd, True)
         with os.fdopen(fd, "rb") as handle:
             fd = -1
-            return loads(handle.read())
+            data = handle.read(MAX_STATE_BYTES + 1)
+        return None if len(data) > MAX_STATE_BYTES else loads(data)
     except (OSError, ValueError):
         return None
     finally:

@@ -697,3 +697,15 @@ def test_a_current_status_line_call_imports_almost_nothing(env: dict[str, str], 
     assert not {
         m for m in loaded if m.startswith(("scrubber.detection", "scrubber.hooks.status_line"))
     }
+
+
+def test_a_state_file_nested_too_deep_or_too_large_is_no_state(tmp_path: Path) -> None:
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 200_000 + "]" * 200_000)
+    assert status_state.read_json(str(deep)) is None  # not a RecursionError
+    large = tmp_path / "large.json"
+    large.write_bytes(b'"' + b"x" * (status_state.MAX_STATE_BYTES + 8) + b'"')
+    assert status_state.read_json(str(large)) is None
+    fine = tmp_path / "fine.json"
+    fine.write_text('{"a": [1]}')
+    assert status_state.read_json(str(fine)) == {"a": [1]}
