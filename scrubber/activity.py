@@ -14,7 +14,7 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
-from scrubber import __version__, paths
+from scrubber import __version__, durable, paths
 
 HEALTHCHECK_TIMEOUT = 10.0
 
@@ -24,7 +24,8 @@ def append_activity(home: Path, record: Mapping[str, object]) -> None:
     log = paths.activity_log(home)
     paths.ensure_private_dir(log.parent)
     line = json.dumps(record, ensure_ascii=False, separators=(",", ":"), default=str) + "\n"
-    fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    # Never through a planted link or into a FIFO: UnsafeFileError, an OSError like "disk full".
+    fd = durable.open_own_file(log, os.O_WRONLY | os.O_APPEND)
     try:
         os.write(fd, line.encode())
     finally:

@@ -1,5 +1,6 @@
 """Writing files so that a crash leaves the old version or the new one, never a mix; folders
-that only this user can enter; publishing a file under a name nobody else took.
+that only this user can enter; opening a lock or a log of ours without following what was
+planted there; publishing a file under a name nobody else took.
 
 Standard library only, and at the bottom of the layers: the transcript writer, the archive
 store, retention, the installer and the hooks' workers all need these, and none of them should
@@ -90,6 +91,85 @@ def atomic_write(
             raise OSError(exc.errno, exc.strerror, str(path)) from exc
         raise
     fsync_dir(folder)
+
+
+# --- files of our own: locks and logs -------------------------------------------------------
+
+
+def file_type_name(mode: int) -> str:
+    """What a file that is not a regular one is, in words."""
+    for test, name in (
+        (stat.S_ISDIR, "a folder"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISLNK, "a symbolic link"),
+    ):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+class UnsafeFileError(PermissionError):
+    """A file of scrubber's own (a lock, a log) is not a regular file of ours: a symbolic link,
+    a FIFO, a folder, another name of some other file (a hard link), another user's. Never
+    followed, written or truncated: whoever put it there may have aimed it at ~/.bashrc.
+
+    An OSError, so that code which already shrugs off "cannot write the log" does so here too;
+    `message` and `hint` are what a command tells the user."""
+
+    def __init__(self, path: Path, problem: str) -> None:
+        super().__init__(errno.EPERM, problem, str(path))
+        self.message = f"{path}: {problem}"
+        self.hint = f"check who put it there, then remove {path} (scrubber makes it again)"
+
+
+def _not_ours(st: os.stat_result) -> str | None:
+    """Why a file opened as one of ours is not (None when it is)."""
+    if stat.S_ISLNK(st.st_mode):
+        return "is a symbolic link; not followed"
+    if not stat.S_ISREG(st.st_mode):
+        return f"is {file_type_name(st.st_mode)}, not a regular file; not used"
+    if st.st_uid != os.geteuid():
+        return f"is owned by uid {st.st_uid}, not by this user (uid {os.geteuid()}); not used"
+    if st.st_nlink > 1:
+        return f"has {st.st_nlink} names (a hard link to another file); not used"
+    return None
+
+
+def open_own_file(path: Path, flags: int) -> int:
+    """Open a file scrubber owns, creating it 0600: `os.O_RDWR` for a lock, `os.O_WRONLY |
+    os.O_APPEND` for a log. Returns the descriptor; raises UnsafeFileError for anything at
+    `path` that is not a regular file of ours (see `_not_ours`).
+
+    Everything under $SCRUB_HOME may have been planted. O_NOFOLLOW: a link at `path` is
+    refused, never followed (O_CREAT would make its target, O_APPEND add to it, the worker's
+    truncation empty it). O_NONBLOCK: a FIFO there cannot hold open() waiting for a reader;
+    it is cleared once fstat has said the file is ours. The caller writes, or truncates, only
+    after that check. O_CLOEXEC: no child inherits a lock or a log it was not given."""
+    own = os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags | own, PRIVATE_FILE_MODE)
+    except OSError:
+        # A link (ELOOP; EMLINK on FreeBSD), a folder (EISDIR), a FIFO with no reader or a
+        # socket (ENXIO, EOPNOTSUPP): say what is there rather than the errno's words.
+        try:
+            problem = _not_ours(os.lstat(path))
+        except OSError:
+            problem = None
+        if problem is None:
+            raise
+        raise UnsafeFileError(path, problem) from None
+    try:
+        problem = _not_ours(os.fstat(fd))
+        if problem is not None:
+            raise UnsafeFileError(path, problem)
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 # --- private folders ------------------------------------------------------------------------

@@ -11,6 +11,7 @@ Functions take the environment as a mapping so that domain code and tests never 
 from __future__ import annotations
 
 import errno
+import fcntl
 import os
 import stat
 from collections.abc import Mapping
@@ -18,7 +19,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from scrubber import durable
-from scrubber.errors import UsageError
+from scrubber.errors import ScrubberError, UsageError
 
 
 def config_dir(env: Mapping[str, str] | None = None) -> Path:
@@ -181,19 +182,30 @@ def open_regular(path: Path, *, follow: bool = True) -> BinaryIO:
         raise
 
 
-def file_type_name(mode: int) -> str:
-    """What a file that is not a regular one is, in words."""
-    for test, name in (
-        (stat.S_ISDIR, "a folder"),
-        (stat.S_ISFIFO, "a FIFO"),
-        (stat.S_ISSOCK, "a socket"),
-        (stat.S_ISCHR, "a character device"),
-        (stat.S_ISBLK, "a block device"),
-        (stat.S_ISLNK, "a symbolic link"),
-    ):
-        if test(mode):
-            return name
-    return "not a regular file"
+# In durable, which is below this module, because its own files' checks name the kind too.
+file_type_name = durable.file_type_name
+
+
+def try_lock_own_file(path: Path) -> int | None:
+    """An exclusive flock on `path`, a lock file of ours (durable.open_own_file: created 0600,
+    never through a link, only a regular file of ours); None when another process holds it.
+    Closing the descriptor releases the lock.
+
+    A refused file is a ScrubberError (exit 3) that names it and says what to do: a command
+    stops there, a hook logs it and carries on."""
+    try:
+        fd = durable.open_own_file(path, os.O_RDWR)
+    except durable.UnsafeFileError as refused:
+        raise ScrubberError(refused.message, refused.hint) from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 def refuse_special_file(path: Path, verb: str) -> None:

@@ -13,7 +13,7 @@ import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from scrubber.durable import PRIVATE_FILE_MODE, make_private_dirs
+from scrubber.durable import UnsafeFileError, make_private_dirs, open_own_file
 
 
 def spawn_detached(argv: Sequence[str], env: Mapping[str, str], log_path: Path, cwd: Path) -> int:
@@ -24,7 +24,12 @@ def spawn_detached(argv: Sequence[str], env: Mapping[str, str], log_path: Path, 
     waited for; when the hook exits it is re-parented, so no zombie stays behind.
     """
     make_private_dirs(log_path.parent)
-    log_fd = os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, PRIVATE_FILE_MODE)
+    try:
+        log_fd = open_own_file(log_path, os.O_WRONLY | os.O_APPEND)
+    except UnsafeFileError:
+        # A link or FIFO planted as the log: the child still runs (it is the worker, or a
+        # scan), its stderr goes nowhere rather than into the link's target.
+        log_fd = os.open(os.devnull, os.O_WRONLY)
     null_fd = os.open(os.devnull, os.O_RDWR)
     program = argv[0]
     args = list(argv)

@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 
 from scrubber import paths
-from scrubber.durable import PRIVATE_FILE_MODE
+from scrubber.errors import ScrubberError
 from scrubber.hooks import status_state
 from scrubber.hooks.files import write_json_atomic
 from scrubber.hooks.status_state import (
@@ -367,17 +367,13 @@ def _lock_path(state_path: Path) -> Path:
 
 
 def _try_lock(path: Path) -> int | None:
-    """An exclusive flock on `path`, or None when another process holds it."""
-    import fcntl
-
+    """An exclusive flock on `path`, or None when another process holds it, or when the lock
+    file is a planted link or FIFO (no scan then: the status line must not fail over it)."""
     paths.ensure_private_dir(path.parent)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, PRIVATE_FILE_MODE)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        os.close(fd)
+        return paths.try_lock_own_file(path)
+    except ScrubberError:
         return None
-    return fd
 
 
 def _linger(env: Mapping[str, str]) -> float:

@@ -15,7 +15,6 @@ error types, never a secret's value.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import sys
 import time
@@ -27,7 +26,6 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from scrubber import paths
-from scrubber.durable import PRIVATE_FILE_MODE
 from scrubber.errors import BusyError, ConfigError, KeyMaterialError, ScrubberError, UsageError
 from scrubber.hooks import status_line
 from scrubber.hooks.spool import Job, Spool
@@ -209,13 +207,16 @@ class Worker:
     def _locked(self) -> Iterator[bool]:
         path = lock_file(self.home)
         paths.ensure_private_dir(path.parent)
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, PRIVATE_FILE_MODE)
         try:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                yield False
-                return
+            fd = paths.try_lock_own_file(path)
+        except ScrubberError as refused:  # a link or a FIFO planted there: never truncated
+            self.log("refused", reason=refused.message)
+            raise
+        if fd is None:
+            yield False
+            return
+        try:
+            # Only now, the file known to be a regular one of ours and locked: the pid.
             os.ftruncate(fd, 0)
             os.write(fd, f"{os.getpid()}\n".encode())
             yield True
@@ -470,7 +471,13 @@ def run_worker(
 def main(argv: Sequence[str] | None = None) -> int:
     """`python -m scrubber.hooks.worker`: what the SessionEnd hook starts (detached)."""
     args = list(sys.argv[1:] if argv is None else argv)
-    report = run_worker(os.environ, once="--once" in args)
+    try:
+        report = run_worker(os.environ, once="--once" in args)
+    except ScrubberError as error:  # stderr is the worker's log; the activity log has it too
+        sys.stderr.write(
+            f"scrub worker: {error.message}\n" + (f"hint: {error.hint}\n" if error.hint else "")
+        )
+        return int(error.exit_code)
     return 4 if report.busy else 0
 
 

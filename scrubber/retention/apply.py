@@ -18,7 +18,6 @@ Safety rules, each checked right before the act it guards, not only when plannin
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import stat
 from collections.abc import Callable, Iterator, Mapping
@@ -102,15 +101,13 @@ def lock_file(home: Path) -> Path:
 def retention_lock(home: Path) -> Iterator[None]:
     """Hold the retention lock, or raise BusyError at once when another run holds it."""
     folder = paths.ensure_private_dir(paths.state_dir(home))
-    fd = os.open(folder / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o600)
+    fd = paths.try_lock_own_file(folder / LOCK_NAME)  # a planted link or FIFO: ScrubberError
+    if fd is None:
+        raise BusyError(
+            "another retention run (or undelete) is in progress",
+            f"it holds {folder / LOCK_NAME}; try again when it has finished",
+        )
     try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise BusyError(
-                "another retention run (or undelete) is in progress",
-                f"it holds {folder / LOCK_NAME}; try again when it has finished",
-            ) from None
         yield
     finally:
         os.close(fd)  # closing the descriptor releases the lock

@@ -7,7 +7,6 @@ of them is redacted in all of them.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import glob
 import hashlib
 import os
@@ -48,12 +47,10 @@ def file_lock(lock_dir: Path, target: Path) -> Iterator[None]:
     paths.ensure_private_dir(lock_dir)
     name = hashlib.sha256(str(target.resolve()).encode()).hexdigest()[:32]
     lock_path = lock_dir / f"{name}.lock"
-    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+    fd = paths.try_lock_own_file(lock_path)  # a planted link or FIFO: ScrubberError
+    if fd is None:
+        raise BusyError(f"{target}: another scrubber run is rewriting it")
     try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise BusyError(f"{target}: another scrubber run is rewriting it") from None
         yield
     finally:
         os.close(fd)
