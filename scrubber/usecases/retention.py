@@ -301,7 +301,14 @@ def undelete_session(
         # Read before the session leaves the trash: its manifest holds the cwd.
         folders = folder_names(policy, home, env)
         with retention_lock(home):
-            result = undelete(home, config, query, now=now, keep_mtime=keep_mtime)
+            try:
+                result = undelete(home, config, query, now=now, keep_mtime=keep_mtime)
+            except ScrubberError as error:
+                # The path of what is in the way names the project folder, which is named
+                # after the cwd and can hold a token: said as every report shows it.
+                error.message = folders.text(error.message)
+                error.args = (error.message,)
+                raise
         shown = folders.project(result.project, result.session_id) or "?"
         log.update(session=f"{shown}/{result.session_id}", paths=len(result.restored))
         return Undeleted(result, shown)

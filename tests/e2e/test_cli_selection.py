@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from scrubber.demo import build_demo_config
 from tests.conftest import CliResult, Sandbox
 
 INFRA = "31660e65-ecdc-4273-b0df-b9ca9fe1662d"
@@ -155,7 +156,13 @@ def test_quiet_keeps_what_a_command_is_for(sandbox: Sandbox, scrub_cli: Scrub) -
     assert key.stdout.startswith("# created:") and "AGE-SECRET-KEY-1" in key.stdout
     script = scrub_cli("completion", "bash", "--quiet")
     assert "complete -o default -F" in script.stdout
+    # Warnings stay: a transcript others can read is worth a line even under --quiet.
+    build_demo_config(sandbox.config.parent)
+    next(sandbox.config.glob("projects/*/*.jsonl")).chmod(0o644)
+    warned = scrub_cli("audit", "-q")
+    assert warned.returncode == 1
+    assert warned.stdout == "" and "warning:" in warned.stderr and "chmod 600" in warned.stderr
     demo = scrub_cli("audit", "--demo", "-q")
     assert demo.returncode == 1
     assert "synthetic sessions" not in demo.stderr  # the informational line went
-    assert demo.stdout == "" and "warning:" in demo.stderr  # warnings stay
+    assert demo.stdout == "" and demo.stderr == ""

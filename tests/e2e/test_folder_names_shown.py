@@ -114,6 +114,10 @@ def test_retention_and_undelete_show_the_folder_without_the_token(
     shown["pin in trash"] = _run(scrub_cli, "pin", SESSION, codes=(0,))
     _run(scrub_cli, "unpin", SESSION, codes=(0,))
     shown["unpin in trash"] = _run(scrub_cli, "unpin", SESSION, codes=(2,))
+    transcript.write_bytes(b"")  # in the way: undelete refuses, naming the folder as shown
+    shown["undelete in the way"] = _run(scrub_cli, "undelete", SESSION, codes=(2,))
+    assert "something is in the way" in shown["undelete in the way"]
+    transcript.unlink()
     shown["undelete"] = _run(scrub_cli, "undelete", SESSION, codes=(0,))
     assert transcript.is_file(), "undelete brings back the real files"
     # The activity log names what was trashed and undeleted: as the reports show it.

@@ -151,6 +151,13 @@ def read_value(text: str, pos: int, op: str, spaced: bool) -> AssignedValue | No
     return AssignedValue(pos, end, False, op, spaced, prose)
 
 
+# A value made of escape sequences only: a byte or character literal (`"\xff"`, `"\x00"`,
+# `"\u0000"`, `"\n"`) in code or a test, never a password someone chose.
+_ONLY_ESCAPES = re.compile(
+    r"(?:\\(?:x[0-9A-Fa-f]{2}|u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|[0-7]{1,3}|[abfnrtv\\]))+"
+)
+
+
 def _looks_like_sentence(value: str) -> bool:
     return " " in value.strip()
 
@@ -161,7 +168,7 @@ def accept_value(
     """Whether `value`, assigned to a credential-like `name`, is a secret."""
     if len(value) > MAX_VALUE or is_trivial(value) or "\n" in value:
         return False
-    if is_filler(value) or is_public_material(value):
+    if is_filler(value) or is_public_material(value) or _ONLY_ESCAPES.fullmatch(value):
         return False
     lowered = value.lower()
     if lowered == name.lower() or lowered in name_words(name):

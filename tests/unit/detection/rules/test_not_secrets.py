@@ -90,6 +90,7 @@ NOT_SECRETS = {
     "changeme": "password: changeme\nDB_PASSWORD=changeme\nADMIN_PASSWORD=change_me",
     "names that start with a number": 'NAMES = ("1password-secret' + '-key", "1password-service-account-token",)\n'
     "TOKEN=2fa-recovery-codes",
+    "escape literals": 'cases = {"bad": b\'{"secret": "\\xff"}\'}\npassword = "\\x00\\x01"\nsep = {"token": "\\u0000"}',
 }  # fmt: skip
 
 
