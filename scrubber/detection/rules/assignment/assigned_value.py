@@ -152,9 +152,10 @@ def read_value(text: str, pos: int, op: str, spaced: bool) -> AssignedValue | No
 
 
 # A value made of escape sequences only: a byte or character literal (`"\xff"`, `"\x00"`,
-# `"\u0000"`, `"\n"`) in code or a test, never a password someone chose.
+# `"\u0000"`, `"\n"`) in code or a test, never a password someone chose; with its backslash
+# escaped again when the literal sits in a string of code.
 _ONLY_ESCAPES = re.compile(
-    r"(?:\\(?:x[0-9A-Fa-f]{2}|u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|[0-7]{1,3}|[abfnrtv\\]))+"
+    r"(?:\\{1,2}(?:x[0-9A-Fa-f]{2}|u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|[0-7]{1,3}|[abfnrtv\\]))+"
 )
 
 
