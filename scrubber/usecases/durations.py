@@ -1,7 +1,8 @@
 """The one way a command line says "since when" or "older than what" (issue 14, item 10).
 
 `--since` (audit) and `--older-than` (archive) take the same text: a bare number of days
-(what `--older-than 20` always meant), a number with a unit (`30m`, `12h`, `7d`, `2w`), or an
+(what `--older-than 20` always meant), a number with a unit (`30m`, `12h`, `7d`, `2w`, or the
+unit spelled out: `20 days`, `12 hours`, `1 week`, `30 min`), or an
 ISO date or date-time (`2026-11-01`, `2026-11-01T08:00`, UTC unless it says otherwise). Every
 form becomes a moment: `now` minus the duration, or the date itself.
 """
@@ -14,15 +15,17 @@ from datetime import UTC, datetime, timedelta
 from scrubber.errors import UsageError
 from scrubber.policy.model import MAX_DAYS
 
-# The units `--since` has accepted from the start; a bare number counts days.
+# The units `--since` has accepted from the start, by their first letter, also spelled out as
+# people write them ("20 days"); a bare number counts days. No months or years: their length
+# varies, and a date says those better.
 _UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
-_DURATION = re.compile(r"(\d+)\s*([mhdw]?)")
+_DURATION = re.compile(r"(\d+)\s*(m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?|)")
 
 # Past MAX_DAYS, `now - duration` leaves the range of a datetime (an OverflowError), and no
 # session is that old: the same bound as retention's counts of days.
 _LIMIT = timedelta(days=MAX_DAYS)
 
-DURATION_HELP = "7d, 12h, 30m, 2w, a number of days (20), or a date (2026-11-01)"
+DURATION_HELP = '7d, 12h, 30m, 2w (or "20 days"), a number of days (20), or a date (2026-11-01)'
 
 
 def parse_moment(value: str, flag: str, now: datetime) -> datetime:
@@ -33,7 +36,9 @@ def parse_moment(value: str, flag: str, now: datetime) -> datetime:
     if match is not None:
         number, unit = match.groups()
         # The length check keeps int() off huge inputs (digits alone are never negative).
-        duration = timedelta(**{_UNITS[unit or "d"]: int(number)}) if len(number) < 10 else None
+        duration = (
+            timedelta(**{_UNITS[(unit or "d")[0]]: int(number)}) if len(number) < 10 else None
+        )
         if duration is not None and duration <= _LIMIT:
             return now - duration
         if unit:

@@ -20,6 +20,13 @@ NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
         ("30m", NOW - timedelta(minutes=30)),
         ("2w", NOW - timedelta(weeks=2)),
         (" 7D ", NOW - timedelta(days=7)),
+        ("20 days", NOW - timedelta(days=20)),  # the README's own example
+        ("1 day", NOW - timedelta(days=1)),
+        ("12 hours", NOW - timedelta(hours=12)),
+        ("3hrs", NOW - timedelta(hours=3)),
+        ("1 Week", NOW - timedelta(weeks=1)),
+        ("30 min", NOW - timedelta(minutes=30)),
+        ("45 minutes", NOW - timedelta(minutes=45)),
         ("20", NOW - timedelta(days=20)),  # what `--older-than 20` always meant
         ("0", NOW),
         ("100000", NOW - timedelta(days=100_000)),
@@ -40,7 +47,9 @@ def test_every_form_names_a_moment(text: str, expected: datetime) -> None:
         ("100001d", "too large"),
         ("99999999999999999999w", "too large"),
         ("-1", "expected a duration"),
-        ("7 days", "expected a duration"),
+        ("7 months", "expected a duration"),  # a month's length varies: a date says it
+        ("7 dayz", "expected a duration"),
+        ("7 d ays", "expected a duration"),
         ("yesterday", "expected a duration"),
         ("", "expected a duration"),
     ],
