@@ -86,6 +86,14 @@ OriginalOption = Annotated[
     Path | None,
     typer.Option("--original", help="With --check: the original, to compare structure."),
 ]
+ForceOption = Annotated[
+    bool,
+    typer.Option(
+        "--force",
+        help="Replace a file already at --output (one input: its copy is written beside it "
+        "and then moved over it). Without it, a file there that is not empty is left alone.",
+    ),
+]
 FormatOption = Annotated[str, typer.Option("--format", help="text or json.")]
 VerifiedArgument = Annotated[Path, typer.Argument(metavar="PATH", help="A redacted transcript.")]
 VerifyOriginalOption = Annotated[
@@ -108,6 +116,7 @@ def redact_command(
     no_cache: NoCacheOption = False,
     check: CheckOption = None,
     original: OriginalOption = None,
+    force: ForceOption = False,
     output_format: FormatOption = "text",
     policy_path: PolicyOption = None,
 ) -> None:
@@ -168,6 +177,7 @@ def redact_command(
         in_place=in_place,
         output=output,
         use_cache=not no_cache,
+        replace_output=force,
     )
     folders = FolderNames(loaded.policy, home, common.env(), scanner)
     results = run_redact(request, scanner, mode, note=_note, policy=loaded.policy, folders=folders)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +35,9 @@ class RedactRequest:
     # current and keeps the cache up to date; False redoes everything (`--no-cache`) and
     # writes it afresh.
     use_cache: bool = True
+    # A file named by `output` for one input that is already there and not empty is refused
+    # unless this is True (`--force`): a mistyped path must not cost a file its content.
+    replace_output: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,6 +161,8 @@ def copy_pairs(
     if request.config.is_dir():
         _refuse_dest_in_projects(dest_root, request.config)
     if single_file and output is not None and not output.is_dir():
+        if not request.replace_output:
+            _refuse_filled_output(output)
         return [(sources[0], output)]
     # history.jsonl, shell-snapshots/ and paste-cache/ are copied into DEST like the rest: a
     # copy never rewrites an original (only --in-place does).
@@ -182,6 +188,24 @@ def dest_for(
                 parts = (parts[0], shown, *parts[2:])
         return dest.joinpath(*parts)
     return dest / file.name
+
+
+def _refuse_filled_output(output: Path) -> None:
+    """An `--output` file that exists and holds something is someone's: replaced only on
+    the user's word. An empty file (what `mktemp` makes for a script) holds nothing to lose."""
+    try:
+        st = output.lstat()
+    except OSError:
+        return  # nothing there (or no way there: writing the copy says why, exit 3)
+    if stat.S_ISREG(st.st_mode) and st.st_size == 0:
+        return
+    what = (
+        "a file that is not empty" if stat.S_ISREG(st.st_mode) else "something that is not a file"
+    )
+    raise UsageError(
+        f"--output {output} is {what}: it is left as it is",
+        hint="add --force to replace it, or choose another --output",
+    )
 
 
 def _refuse_dest_in_projects(dest: Path, config: Path) -> None:

@@ -282,6 +282,26 @@ def test_an_unwritable_output_folder_is_a_clear_error(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]
 
 
+def test_a_file_already_at_output_is_replaced_only_with_force(
+    world: Any, scrub_in: Callable[..., Any], tmp_path: Path
+) -> None:
+    source = world.config / SHOP_FILE
+    kept = tmp_path / "notes.jsonl"
+    kept.write_bytes(b"someone's notes\n")
+    refused = scrub_in(world, "redact", source, "--output", kept)
+    assert refused.returncode == 2
+    assert "not empty" in refused.stderr and "--force" in refused.stderr
+    assert kept.read_bytes() == b"someone's notes\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.jsonl"]  # no temp left
+    # What `mktemp` made for a script holds nothing to lose; --force replaces the rest.
+    empty = tmp_path / "tmp.XXXX"
+    empty.write_bytes(b"")
+    assert scrub_in(world, "redact", source, "--output", empty).returncode == 0
+    assert scrub_in(world, "redact", source, "--output", kept, "--force").returncode == 0
+    assert kept.read_bytes() == empty.read_bytes() != b""
+    assert scrub_in(world, "verify", kept, "--original", source).returncode == 0
+
+
 # -- in place --------------------------------------------------------------------------------
 
 
