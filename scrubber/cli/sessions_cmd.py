@@ -14,7 +14,7 @@ from scrubber.cli.terminal_text import terminal_safe
 from scrubber.retention.forecast import Forecast
 from scrubber.retention.rules import ArchiveStatus, Reason
 from scrubber.retention.settings import TAKE_OVER_DAYS
-from scrubber.usecases.sessions import SessionListing, SortOrder, list_sessions
+from scrubber.usecases.sessions import SessionListing, SessionRow, SortOrder, list_sessions
 
 
 def register(app: typer.Typer) -> None:
@@ -83,6 +83,7 @@ def _as_json(listing: SessionListing) -> dict[str, Any]:
                 "secrets": row.secrets,
                 "pinned": row.forecast.pinned,
                 "archived": str(row.archived),
+                "archive_redacted": row.archive_redacted,
                 "upload_waiting": row.upload_waiting,
                 "claude_sweep_at": None
                 if row.forecast.claude_sweep_at is None
@@ -115,7 +116,7 @@ def _as_text(listing: SessionListing) -> str:
             f"{sweep:<22}{_retention_when(item, listing.retention_known, now):<26}"
             f"{ago(item.last_activity, now):<16}{human_size(info.size):>9} "
             f"{'?' if secrets is None else str(secrets):>7} {'yes' if item.pinned else '':<4}"
-            f"{'to upload' if row.upload_waiting else _archived_text(row.archived):<11}"
+            f"{_archived_cell(row):<11}"
             f"{row.project_shown}/{info.id}  "
             f"{listing.titles.show(info.title)}"
         )
@@ -173,6 +174,13 @@ def _retention_when(item: Forecast, known: bool, now: datetime) -> str:
             Reason.NEWEST_IN_PROJECT: "kept (newest)",
         }.get(item.retention_note or Reason.PINNED, "never")
     return until(item.retention_at, now, past="next run")
+
+
+def _archived_cell(row: SessionRow) -> str:
+    if row.upload_waiting:
+        return "to upload"
+    # Current, with its secrets gone: not the "older" version a stale archive is.
+    return "redacted" if row.archive_redacted else _archived_text(row.archived)
 
 
 def _archived_text(status: ArchiveStatus) -> str:

@@ -62,6 +62,10 @@ class ArchiveCheck:
 
     status: ArchiveStatus
     ref: str | None = None  # which archive (its path), when there is one
+    # The newest archive is a `--redact` copy of the session as it is now (same last
+    # timestamp): current, but by design not the same content, so never one retention may
+    # delete the session on (its status stays STALE); shown as such by `scrub sessions`.
+    redacted: bool = False
 
 
 class ArchiveIndex(Protocol):

@@ -15,6 +15,7 @@ from typing import Any
 
 from scrubber.archive.bundle import collect_bundle, content_digest
 from scrubber.archive.layout import archives_of, list_archives, sidecar_path
+from scrubber.archive.sidecar import Sidecar
 from scrubber.archive.verify import verify_archive
 from scrubber.errors import ScrubberError, UsageError
 from scrubber.policy.model import Policy
@@ -63,7 +64,11 @@ class StoreArchiveIndex:
             entry.sidecar.content_sha256 == content_digest(contents.files)
             and entry.last_timestamp == session.last_timestamp
         )
-        return ArchiveCheck(ArchiveStatus.VERIFIED if same else ArchiveStatus.STALE, ref)
+        if same:
+            return ArchiveCheck(ArchiveStatus.VERIFIED, ref)
+        return ArchiveCheck(
+            ArchiveStatus.STALE, ref, redacted_current(entry.sidecar, entry.last_timestamp, session)
+        )
 
     def archive(self, session: BundleSession) -> ArchiveCheck:
         from scrubber.usecases.archive import archive_sessions, resolve_encryption
@@ -158,6 +163,12 @@ class StoreArchiveIndex:
         for item in (sidecar_path(path), path):
             with contextlib.suppress(FileNotFoundError):
                 item.unlink()  # unlink never follows a link
+
+
+def redacted_current(sidecar: Sidecar, last: datetime | None, session: BundleSession) -> bool:
+    """Whether an archive that does not match the bundle is a `--redact` copy of the session
+    as it is now: its secrets are gone, so its content differs by design (ArchiveCheck)."""
+    return bool(sidecar.redacted) and last is not None and last == session.last_timestamp
 
 
 def _as_session_info(session: BundleSession) -> SessionInfo:

@@ -26,7 +26,11 @@ from scrubber.policy.model import Policy
 from scrubber.retention.apply import ArchiveCheck
 from scrubber.retention.rules import ArchiveStatus
 from scrubber.retention.trash import BundleSession
-from scrubber.usecases.archive_index import StoreArchiveIndex, _as_session_info
+from scrubber.usecases.archive_index import (
+    StoreArchiveIndex,
+    _as_session_info,
+    redacted_current,
+)
 from scrubber.usecases.archive_push import StoreFactory, s3_destination
 from scrubber.usecases.archive_remote import RemoteArchive, list_remote, object_problem
 
@@ -86,8 +90,7 @@ class BucketArchiveIndex(StoreArchiveIndex):
         ref = self._url(receipt.key)
         if not self._confirmed(receipt, entry.sidecar):
             return ArchiveCheck(ArchiveStatus.UNVERIFIED, ref)
-        same = self._matches_now(session, entry.sidecar, entry.last_timestamp)
-        return ArchiveCheck(ArchiveStatus.VERIFIED if same else ArchiveStatus.STALE, ref)
+        return self._compared(session, entry.sidecar, entry.last_timestamp, ref)
 
     def _newest_in_bucket(self, session: BundleSession) -> ArchiveCheck:
         try:
@@ -119,8 +122,14 @@ class BucketArchiveIndex(StoreArchiveIndex):
             problem = error.message
         if newest.sidecar is None or problem:
             return ArchiveCheck(ArchiveStatus.UNVERIFIED, newest.url)
-        same = self._matches_now(session, newest.sidecar, newest.last_timestamp)
-        return ArchiveCheck(ArchiveStatus.VERIFIED if same else ArchiveStatus.STALE, newest.url)
+        return self._compared(session, newest.sidecar, newest.last_timestamp, newest.url)
+
+    def _compared(
+        self, session: BundleSession, sidecar: Sidecar, last: datetime | None, ref: str
+    ) -> ArchiveCheck:
+        if self._matches_now(session, sidecar, last):
+            return ArchiveCheck(ArchiveStatus.VERIFIED, ref)
+        return ArchiveCheck(ArchiveStatus.STALE, ref, redacted_current(sidecar, last, session))
 
     def verify(self, ref: str) -> bool:
         start = f"s3://{self.destination.bucket}/"

@@ -46,6 +46,8 @@ class SessionRow:
     # The project folder's name as shown: redacted (it is named after the cwd, and a cwd may
     # hold a token); "" until set.
     project_shown: str = ""
+    # The newest archive is a `--redact` copy of the session as it is now (ArchiveCheck).
+    archive_redacted: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,9 +151,10 @@ def list_sessions(
     rows = []
     for info in chosen:
         try:
-            archived = index.newest(info).status
+            check = index.newest(info)
+            archived, archive_redacted = check.status, check.redacted
         except (ScrubberError, OSError):
-            archived = ArchiveStatus.UNVERIFIED
+            archived, archive_redacted = ArchiveStatus.UNVERIFIED, False
         item = forecasts[SessionKey(info.project, info.id)]
         rows.append(
             SessionRow(
@@ -161,6 +164,7 @@ def list_sessions(
                 _secrets(cache, info),
                 (info.project, info.id) in waiting_for,
                 _project_shown(info, names),
+                archive_redacted,
             )
         )
     taken_over = sweep_periods is not None and sweep_periods.default >= TAKE_OVER_DAYS

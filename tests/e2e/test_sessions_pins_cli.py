@@ -146,3 +146,33 @@ def test_unpin_says_why_nothing_was_unpinned(env: Env) -> None:
     assert "no session matches that name, and no pin does" in nothing
     assert "scrub sessions" in nothing
     assert pinned.session_id in env.run("unpin", pinned.session_id).stdout
+
+
+def test_a_current_redacted_archive_is_shown_as_redacted_not_older(env: Env) -> None:
+    """A `--redact` archive holds the session without its secrets: its content differs from the
+    bundle by design. While the session has not changed since, `scrub sessions` says
+    "redacted" (it said "older", as if the session had moved on); retention still never deletes
+    a session on its account (its status stays stale)."""
+    _old, other = two_old_sessions(env)
+    first = json.loads(other.transcript.read_text().splitlines()[0])
+    token = "ghp_" + "".join(chr(65 + (i * 7) % 26) for i in range(36))  # fake, built here
+    said = {**first, "message": {"role": "user", "content": f"use token {token}"}}
+    with other.transcript.open("a") as out:  # the same moment: the last timestamp stays
+        out.write(json.dumps(said) + "\n")
+    env.policy("  days: 30", recipients=False)
+    env.run("archive", other.session_id, "--redact")
+
+    def listed() -> dict[str, object]:
+        rows = env.json("sessions")["sessions"]
+        return next(r for r in rows if r["session_id"] == other.session_id)  # type: ignore[union-attr, index]
+
+    row = listed()
+    assert row["archived"] == "stale" and row["archive_redacted"] is True
+    line = next(s for s in env.run("sessions").stdout.splitlines() if other.session_id in s)
+    assert " redacted " in line and " older " not in line
+    # The session moves on (a later record): the redacted archive is of an older version now.
+    write_session(env.config, cwd=other.cwd, last=ago(0), session_id=other.session_id, seed=43)
+    row = listed()
+    assert row["archived"] == "stale" and row["archive_redacted"] is False
+    line = next(s for s in env.run("sessions").stdout.splitlines() if other.session_id in s)
+    assert " older " in line
