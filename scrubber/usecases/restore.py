@@ -24,6 +24,9 @@ from typing import Any
 from scrubber import paths
 from scrubber.activity import append_activity
 from scrubber.archive.age import Identity
+from scrubber.archive.age_errors import AgeHeaderError, AgeMacError, AgePayloadError
+from scrubber.archive.bundle_errors import BundleError
+from scrubber.archive.errors import ArchiveIntegrityError
 from scrubber.archive.keys import X25519Identity, recipient_fingerprint
 from scrubber.archive.layout import ArchiveEntry, key_needed, list_archives
 from scrubber.archive.manifest import Manifest
@@ -224,17 +227,38 @@ def choose_version(
 
 def resolve_archive(
     value: str, identities: Sequence[Identity], archives_root: Callable[[], Path], warn: Warn
-) -> Path:
+) -> tuple[Path, list[ArchiveEntry]]:
     """An archive path as given, else the newest archive of the session it names that the
-    identities open."""
+    identities open; with the archives older than it (newest first) when chosen by session."""
     path = Path(value)
     if path.exists() or os.sep in value or value.endswith((".age", ".gz")):
         if not path.exists():
             path = archive_at_shown_path(path) or path  # pasted as a report shows it
         if not path.is_file():
             raise UsageError(f"{value}: archive file not found")
-        return path
-    return choose_version(_session_archives(value, archives_root), identities, warn).path
+        return path, []
+    entries = _session_archives(value, archives_root)
+    chosen = choose_version(entries, identities, warn)
+    return chosen.path, entries[entries.index(chosen) + 1 :]
+
+
+# What a damaged archive file raises while it is read (not a wrong key, not a refusal).
+_DAMAGE = (AgeHeaderError, AgeMacError, AgePayloadError, ArchiveIntegrityError, BundleError)
+
+
+def _older_copy(older: Sequence[ArchiveEntry], identities: Sequence[Identity]) -> str | None:
+    """A hint naming the newest older archive the key opens, for when the chosen one is
+    damaged: taking it in its place is the user's call (it lacks what came later)."""
+    for entry in older:
+        if opens_with(entry.path, identities):
+            # Named by version, not path: the project folder in a path is named after the cwd,
+            # which can hold a token (`archives list` shows it redacted).
+            return (
+                f"an older archive of this session opens with the key given: {entry.version}; "
+                f"`scrub archives list --session {entry.session_id}` shows its path, and "
+                "`scrub restore PATH` with the same key restores it (without what came after it)"
+            )
+    return None
 
 
 def restore_session(
@@ -259,8 +283,9 @@ def restore_session(
     home = _home_for(env, config)
     record: dict[str, Any] = {"time": moment.isoformat(), "event": "restore", "to": str(config)}
     trashed: list[Path] = []
+    older: list[ArchiveEntry] = []
     try:
-        path = resolve_archive(archive, identities, archives_root, warn)
+        path, older = resolve_archive(archive, identities, archives_root, warn)
         record["archive"] = str(path)
         result = restore_archive(
             path,
@@ -282,6 +307,8 @@ def restore_session(
                 f"the version that was there is in {trashed[0]}; `scrub undelete` brings it "
                 "back once its paths are free"
             )
+        elif isinstance(error, _DAMAGE) and older:
+            error.hint = _older_copy(older, identities) or error.hint
         raise
     facts = result.manifest.session
     record.update(session=f"{facts.project}/{facts.session_id}", files=result.files, exit=0)
