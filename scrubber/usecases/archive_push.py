@@ -58,11 +58,12 @@ class PushReport:
     deferred: int = 0  # jobs not tried (their wait after a failure is not over)
 
 
-def s3_destination(policy: Policy) -> S3Destination:
+def s3_destination(policy: Policy, purpose: str = "nothing to push") -> S3Destination:
+    """The policy's bucket; `purpose` says in the error what having none means here."""
     destination = policy.archive.s3
     if destination is None:
         raise ConfigError(
-            "archive.destination is not an s3:// bucket: there is nothing to push",
+            f"archive.destination is not an s3:// bucket: {purpose}",
             hint="set archive.destination: s3://bucket/prefix (and archive.s3) in the policy",
         )
     return destination

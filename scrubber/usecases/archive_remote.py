@@ -71,7 +71,7 @@ class RemoteVerdict:
 
 
 def open_store(policy: Policy, env: Mapping[str, str], factory: StoreFactory) -> ObjectStore:
-    return factory(s3_destination(policy), env)
+    return factory(s3_destination(policy, "there is no bucket to read archives from"), env)
 
 
 def list_remote(
@@ -270,7 +270,9 @@ def chosen_host(policy: Policy, host: str | None, all_hosts: bool) -> str | None
         raise UsageError("--host and --all-hosts exclude each other")
     if all_hosts:
         return None
-    return host if host is not None else s3_destination(policy).host_name()
+    if host is not None:
+        return host
+    return s3_destination(policy, "there is no bucket to read archives from").host_name()
 
 
 @dataclass(frozen=True, slots=True)

@@ -388,3 +388,12 @@ def test_recipients_destination_and_clear_fields_come_from_the_policy(world: Wor
     assert all(title and title[:60] in listed.stdout for title in titles.values())
     verified = world.run("archives", "verify", "-i", str(key))
     assert verified.returncode == 0 and "3 of 3" in verified.stdout
+
+
+def test_remote_reads_without_a_bucket_say_so_not_push(world: World) -> None:
+    """`archives list/verify --remote` with a local destination: the error says there is no
+    bucket to read from (it said "there is nothing to push", which no one had asked for)."""
+    for verb in ("list", "verify"):
+        done = world.run("archives", verb, "--remote")
+        one_line_error(done, 2, "there is no bucket to read archives from")
+        assert "push" not in done.stderr
