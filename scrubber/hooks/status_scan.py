@@ -14,7 +14,6 @@ nothing new.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import sys
 import time
@@ -31,6 +30,7 @@ from scrubber.hooks.status_state import (
     STATE_FORMAT,
     valid_session_id,
 )
+from scrubber.untrusted import MAX_RECORD_BYTES, MAX_STATE_BYTES, load_json
 
 # Imported only for type checking: `typing`, `dataclasses` (which pulls in `inspect`) and
 # `hashlib` cost a status-line call more than reading its state file does, so this module uses
@@ -144,7 +144,8 @@ class ScanState:
         if data.get("format") != STATE_FORMAT or not isinstance(data.get("path"), str):
             return None
         ints = ("dev", "ino", "size", "mtime_ns", "offset", "line")
-        if not all(isinstance(data.get(k), int) for k in ints):
+        # Not bool (an int to isinstance), never negative: an offset below 0 is no place in a file.
+        if not all(type(data.get(k)) is int and data[k] >= 0 for k in ints):
             return None
         findings = data.get("findings")
         calls = data.get("calls")
@@ -186,17 +187,13 @@ def state_file(home: Path, session_id: str, transcript: Path) -> Path:
     return states_dir(home) / f"{name}.json"
 
 
-def read_own(path: Path) -> bytes:
-    """A file of ours under state/: never through a link, never a FIFO (which would block the
-    status line, or its detached scan while it holds the transcript's lock)."""
-    with paths.open_regular(path, follow=False) as stream:
-        return stream.read()
-
-
 def load_state(path: Path) -> ScanState | None:
+    """A scan state of ours under state/, read as untrusted (scrubber/untrusted.py): never
+    through a link, never a FIFO (which would block the status line, or its detached scan while
+    it holds the transcript's lock), bounded in size and depth; damaged is none (a rescan)."""
     try:
-        data = json.loads(read_own(path))
-    except (OSError, ValueError):
+        data = load_json(path, MAX_STATE_BYTES, follow=False)
+    except (OSError, ValueError):  # DamagedDocument is a ValueError
         return None
     return ScanState.from_json(data) if isinstance(data, dict) else None
 
@@ -229,7 +226,7 @@ def _build_scanner(home: Path, key: bytes) -> SecretScanner:
     allowlist: Allowlist = Allowlist()
     disabled: tuple[str, ...] = ()
     with contextlib.suppress(OSError, ValueError, PolicyValueError):
-        data = json.loads(read_own(allowlist_state_file(home)))
+        data = load_json(allowlist_state_file(home), MAX_RECORD_BYTES, follow=False)
         if isinstance(data, dict):
             allowlist, disabled = allowlist_from_json(data)
     return build_light_scanner(home, key, allowlist, disabled)

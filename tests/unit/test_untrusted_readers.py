@@ -180,6 +180,18 @@ def _case_status_allowlist(hazard: str) -> None:
     assert allowlist_state_is_current(policy, home)
 
 
+def _case_status_scan_state(hazard: str) -> None:
+    """The detached scan's own reads: its state file and the allowlist the installer copied."""
+    from scrubber.hooks.status_scan import _build_scanner, allowlist_state_file, load_state
+
+    home = _home()
+    where = home / "state" / "status" / f"{SID}.json"
+    _plant(where, hazard)
+    assert load_state(where) is None  # damaged is none: the scan starts again
+    _plant(allowlist_state_file(home), hazard)
+    assert _build_scanner(home, b"k" * 32).scan_text("nothing here at all") == ()
+
+
 def _case_install_record(hazard: str) -> None:
     from scrubber.install.record import read_record, record_file
 
