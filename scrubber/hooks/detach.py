@@ -13,22 +13,26 @@ import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from scrubber.durable import UnsafeFileError, make_private_dirs, open_own_file
+from scrubber.durable import UnsafeFileError, UnsafeFolderError, ensure_private_dir, open_own_file
 
 
-def spawn_detached(argv: Sequence[str], env: Mapping[str, str], log_path: Path, cwd: Path) -> int:
+def spawn_detached(
+    argv: Sequence[str], env: Mapping[str, str], log_path: Path, cwd: Path, *, home: Path
+) -> int:
     """Start `argv` fully detached and return its pid without waiting for it.
 
     fork + setsid + exec rather than subprocess: importing subprocess alone costs a hook more
     than the whole fork, and the child needs nothing subprocess offers. The child is never
     waited for; when the hook exits it is re-parented, so no zombie stays behind.
     """
-    make_private_dirs(log_path.parent)
     try:
+        # The folder too is ours all the way down from `home` (scrubber's folder): a link
+        # planted as log/ is never followed.
+        ensure_private_dir(log_path.parent, home)
         log_fd = open_own_file(log_path, os.O_WRONLY | os.O_APPEND)
-    except UnsafeFileError:
-        # A link or FIFO planted as the log: the child still runs (it is the worker, or a
-        # scan), its stderr goes nowhere rather than into the link's target.
+    except (UnsafeFileError, UnsafeFolderError):
+        # A link or FIFO planted as the log or its folder: the child still runs (it is the
+        # worker, or a scan), its stderr goes nowhere rather than into the link's target.
         log_fd = os.open(os.devnull, os.O_WRONLY)
     null_fd = os.open(os.devnull, os.O_RDWR)
     program = argv[0]

@@ -14,7 +14,7 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
-from scrubber.durable import PRIVATE_FILE_MODE, make_private_dirs, open_own_file
+from scrubber.durable import PRIVATE_FILE_MODE, ensure_private_dir, open_own_file
 from scrubber.hooks.status_state import valid_session_id
 
 __all__ = ["append_log_line", "fsync_dir", "valid_session_id", "write_json_atomic"]
@@ -64,15 +64,16 @@ def write_json_atomic(path: Path, data: Mapping[str, Any], *, fsync: bool = True
         fsync_dir(path.parent)
 
 
-def append_log_line(path: Path, line: str) -> None:
+def append_log_line(path: Path, line: str, *, home: Path) -> None:
     """Append one line to a text log (0600), rotating it to `<name>.1` past LOG_ROTATE_BYTES.
 
     One `write` on an O_APPEND descriptor: lines from concurrent hooks never interleave. A
-    link, FIFO or folder planted at `path` raises durable.UnsafeFileError (an OSError, which
-    the hooks already shrug off): nothing is written anywhere.
+    link, FIFO or folder planted at `path` raises durable.UnsafeFileError, a link or another's
+    folder on the way down from scrubber's folder `home` durable.UnsafeFolderError (both
+    OSErrors, which the hooks already shrug off): nothing is written anywhere.
     """
     data = (line.rstrip("\n") + "\n").encode("utf-8", errors="replace")
-    make_private_dirs(path.parent)
+    ensure_private_dir(path.parent, home)
     with contextlib.suppress(OSError):
         if os.lstat(path).st_size > LOG_ROTATE_BYTES:  # the file itself, not a link's target
             path.replace(path.with_name(path.name + ".1"))

@@ -190,13 +190,11 @@ def log(home: Path, hook: str, message: str) -> None:
     import contextlib
     import time
 
-    from scrubber import paths
     from scrubber.hooks.files import append_log_line
 
     stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     with contextlib.suppress(OSError):
-        paths.ensure_private_dir(home / "log", home)
-        append_log_line(home / "log" / LIVE_LOG, f"{stamp} {hook}: {message}")
+        append_log_line(home / "log" / LIVE_LOG, f"{stamp} {hook}: {message}", home=home)
 
 
 def describe_error(error: BaseException) -> str:

@@ -50,7 +50,8 @@ def start_scrub(transcript: str, env: Mapping[str, str]) -> str:
     existing = child_env.get("PYTHONPATH")
     child_env["PYTHONPATH"] = root + (os.pathsep + existing if existing else "")
     argv = [sys.executable, "-m", "scrubber.hooks.user_prompt_submit", "--scrub-transcript"]
-    pid = spawn_detached([*argv, str(path)], child_env, home / "log" / "live-scrub.log", home)
+    log = home / "log" / "live-scrub.log"
+    pid = spawn_detached([*argv, str(path)], child_env, log, home, home=home)
     return f"transcript scrub {pid} started"
 
 

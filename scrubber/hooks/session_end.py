@@ -144,7 +144,7 @@ def worker_command(
 def _log(home: Path, message: str) -> None:
     stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     with contextlib.suppress(OSError):
-        append_log_line(hook_log(home), f"{stamp} session-end: {message}")
+        append_log_line(hook_log(home), f"{stamp} session-end: {message}", home=home)
 
 
 def run(
@@ -188,7 +188,7 @@ def run(
             "(run install.sh; `scrub doctor` explains). The job stays queued."
         )
     argv, child_env = command
-    pid = spawn_detached(argv, child_env, worker_log(home), home)
+    pid = spawn_detached(argv, child_env, worker_log(home), home, home=home)
     if result is EnqueueResult.DUPLICATE:
         return message + f"; worker {pid} started to check the queue"
     return message + f"; worker {pid} started"

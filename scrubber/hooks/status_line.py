@@ -315,9 +315,11 @@ def main(
         detail = f" (errno {error.errno})" if isinstance(error, OSError) else ""
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         with contextlib.suppress(OSError):
+            home = paths.scrub_home(environment)
             append_log_line(
-                paths.scrub_home(environment) / "log" / "status-line.log",
+                home / "log" / "status-line.log",
                 f"{stamp} status-line: internal error {type(error).__name__}{detail}",
+                home=home,
             )
     text = compose(previous.output() if previous is not None else "", segment)
     if text:

@@ -449,7 +449,7 @@ def start_background_scan(transcript: Path, session_id: str, env: Mapping[str, s
     argv = [sys.executable, "-m", "scrubber.hooks.status_line", "--scan", str(transcript)]
     if valid_session_id(session_id):
         argv += ["--session", session_id]
-    spawn_detached(argv, child_env, home / "log" / "status-line.log", home)
+    spawn_detached(argv, child_env, home / "log" / "status-line.log", home, home=home)
     return True
 
 

@@ -216,18 +216,48 @@ def test_live_masking_goes_on_with_its_logs_planted(sandbox: Sandbox, tmp_path: 
         each.assert_untouched()
 
 
+def test_a_log_folder_planted_as_a_link_is_never_written_through(
+    sandbox: Sandbox, tmp_path: Path
+) -> None:
+    """`$SCRUB_HOME/log` a link to a folder someone else chose: the hooks' log lines and a
+    detached child's stderr go nowhere, never into that folder; the child still runs."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    home = sandbox.scrub_home
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "log").symlink_to(elsewhere)
+    with pytest.raises(durable.UnsafeFolderError):
+        append_log_line(home / "log" / "hook.log", "a line", home=home)
+    marker = sandbox.root / "ran"
+    code = f"import sys; open({str(marker)!r}, 'w').write('ran'); print('noise', file=sys.stderr)"
+    detach.spawn_detached(
+        [sys.executable, "-c", code], dict(os.environ), home / "log" / "worker.log", sandbox.root,
+        home=home,
+    )  # fmt: skip
+    deadline = time.monotonic() + 20
+    while not marker.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert marker.read_text() == "ran"
+    # The SessionEnd hook on a payload it logs about: exit 0, nothing written there either.
+    assert session_end.main([], stdin=io.BytesIO(b"not json"), env=sandbox.variables()) == 0
+    time.sleep(0.2)  # the child's stderr line, had it gone to the log
+    assert list(elsewhere.iterdir()) == []
+
+
 def test_append_log_line_refuses_a_fifo_without_waiting(tmp_path: Path, no_hang: None) -> None:
     log = tmp_path / "hook.log"
     os.mkfifo(log)
     with pytest.raises(durable.UnsafeFileError):
-        append_log_line(log, "a line")
+        append_log_line(log, "a line", home=tmp_path)
 
 
 def test_a_detached_child_runs_with_its_log_planted(sandbox: Sandbox, victim: Victim) -> None:
     log = victim.plant_link(sandbox.scrub_home / "log" / "worker.log")
     marker = sandbox.root / "ran"
     code = f"import sys; open({str(marker)!r}, 'w').write('ran'); print('noise', file=sys.stderr)"
-    detach.spawn_detached([sys.executable, "-c", code], dict(os.environ), log, sandbox.root)
+    detach.spawn_detached(
+        [sys.executable, "-c", code], dict(os.environ), log, sandbox.root, home=sandbox.scrub_home
+    )
     deadline = time.monotonic() + 20
     while not marker.exists() and time.monotonic() < deadline:
         time.sleep(0.05)

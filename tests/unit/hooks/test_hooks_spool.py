@@ -166,13 +166,13 @@ def test_jobs_are_listed_oldest_first(tmp_path: Path) -> None:
 
 def test_log_lines_are_appended_and_rotated(tmp_path: Path) -> None:
     log = tmp_path / "log" / "hook.log"
-    append_log_line(log, "one")
-    append_log_line(log, "two\n")
+    append_log_line(log, "one", home=tmp_path)
+    append_log_line(log, "two\n", home=tmp_path)
     assert log.read_text() == "one\ntwo\n"
     assert log.stat().st_mode & 0o777 == 0o600
     with log.open("ab") as handle:
         handle.truncate(LOG_ROTATE_BYTES + 1)
-    append_log_line(log, "three")
+    append_log_line(log, "three", home=tmp_path)
     assert log.with_name("hook.log.1").stat().st_size == LOG_ROTATE_BYTES + 1
     assert log.read_text() == "three\n"
 
