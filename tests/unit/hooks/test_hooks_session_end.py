@@ -70,6 +70,9 @@ def test_a_good_payload_is_read() -> None:
     read = parse_payload(payload("/c", reason="clear", extra={"x": 1}))
     assert (read.session_id, read.reason, read.cwd) == (SID, "clear", "/work/p")
     assert parse_payload(payload("/c", reason=None)).reason == "other"
+    # A reason is logged and queued as it came: only a plain word is taken as one.
+    for odd in ("x\n2026-01-01T00:00:00Z session-end: forged", "\x1b]0;title\x07", "", "é"):
+        assert parse_payload(payload("/c", reason=odd)).reason == "other"
 
 
 def test_transcript_must_be_a_jsonl_under_projects(tmp_path: Path) -> None:
