@@ -11,7 +11,7 @@ import json
 import stat
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 
 from scrubber import paths
@@ -82,9 +82,18 @@ def run_audit(
     """What was asked for, scanned with the policy's detectors."""
     skipped: list[Problem] = []
     targets = _requested_targets(request, skipped)
+    notes: list[str] = []
     if request.since:
         cutoff = parse_since(request.since, now)
+        before = len(targets)
         targets = [t for t in targets if modified_since(t, cutoff)]
+        if before and not targets:
+            # "0 secrets" over nothing must not read as "all clear".
+            notes.append(
+                f"--since {request.since}: none of the {before} files changed since "
+                f"{cutoff.astimezone(UTC):%Y-%m-%d %H:%M} UTC, so nothing was scanned (a longer --since, or "
+                "none, looks further back)"
+            )
     scanner = build_scanner(request.policy, request.home, env)
     total = 0
     for target in targets:
@@ -103,7 +112,7 @@ def run_audit(
         complete=_whole_config(request),
         # Said, not only left out: a transcript that is a link out of the config dir is not
         # audited, and a report of "0 secrets" must not read as "all clear" for it.
-        notes=[f"skipped {p.path}: {p.reason}" for p in skipped],
+        notes=[*notes, *(f"skipped {p.path}: {p.reason}" for p in skipped)],
     )
     if cache is not None and _whole_config(request):
         cache.keep_only({t.project or "" for t in targets})

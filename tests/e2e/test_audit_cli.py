@@ -473,6 +473,12 @@ def test_since_filter(world: World, scrub_in: Callable[..., Any], tmp_path: Path
     assert len(_files(everything)) > 5
     bad = scrub_in(world.sandbox, "audit", "--since", "last tuesday")
     assert bad.returncode == 2 and "--since" in bad.stderr
+    # Nothing that recent: said, so that "0 secrets" does not read as "all clear".
+    future = datetime.fromtimestamp(world.extra_file.stat().st_mtime + 86_400, UTC).isoformat()
+    empty = scrub_in(world.sandbox, "audit", "--since", future)
+    assert empty.returncode == 0 and "Scanned 0 files" in empty.stdout
+    assert "warning: --since" in empty.stderr and "nothing was scanned" in empty.stderr
+    assert "warning" not in recent.stderr  # said only when nothing is left
 
 
 def test_argument_errors_exit_2(world: World, scrub_in: Callable[..., Any]) -> None:
