@@ -86,20 +86,17 @@ def parse_payload(data: bytes) -> Payload:
     return Payload(
         session_id=session_id,
         transcript_path=transcript,
-        reason=reason if _plain_word(reason) else "other",
+        reason=reason if isinstance(reason, str) and _plain_word(reason) else "other",
         cwd=cwd if isinstance(cwd, str) else None,
     )
 
 
-def _plain_word(value: object) -> bool:
+def _plain_word(value: str) -> bool:
     """Claude Code's reasons are words (`clear`, `logout`, `prompt_input_exit`); anything else
     would go into the hook log and the job as it came: a line break forging log lines, a
     terminal escape for whoever reads it, a pasted token."""
     return (
-        isinstance(value, str)
-        and 0 < len(value) <= 64
-        and value.isascii()
-        and all(c.isalnum() or c in "_-." for c in value)
+        0 < len(value) <= 64 and value.isascii() and all(c.isalnum() or c in "_-." for c in value)
     )
 
 
