@@ -463,6 +463,10 @@ def test_doctor_checks_the_installation_end_to_end(world: World) -> None:
     code, checks = doctor_checks(world)
     assert code == 1
     assert checks["SessionEnd hook"][0]["level"] == "warn"  # nothing installed yet
+    # No recipient yet: the fix says what makes `scrub archive` work (bare, it is refused).
+    [sweep] = checks["cleanup sweep"]
+    assert "--older-than" in sweep["fix"] and "-r age1…" in sweep["fix"]
+    assert "--redact" in sweep["fix"]
     installed(world, "archive")
     world.config.chmod(0o700)
     for folder in (world.config / "projects").iterdir():
@@ -476,6 +480,7 @@ def test_doctor_checks_the_installation_end_to_end(world: World) -> None:
     # The demo's sessions are months old: Claude Code's sweep (30 days) takes them, unarchived.
     [sweep] = checks["cleanup sweep"]
     assert sweep["level"] == "warn" and "no archive" in sweep["message"]
+    assert "`scrub archive --all --older-than" in sweep["fix"] and "-r age1" not in sweep["fix"]
     assert code == 1
     done = world.scrub("install", "--take-over-cleanup")
     assert done.returncode == 0, done.stderr
