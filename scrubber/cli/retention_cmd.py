@@ -222,8 +222,9 @@ def _trash_lines(
     if plan.trash:
         lines += ["", "trash:"]
         trash_outcomes = {o.subject: o for o in report.trash} if report else {}
+        ids = [item.session_id for item in plan.trash]
         for item in plan.trash:
-            outcome = trash_outcomes.get(item.session_id)
+            outcome = trash_outcomes.get(item.slot)
             if item.action is Action.PURGE:
                 state = "purge (grace period over)"
                 if outcome is not None:
@@ -238,8 +239,12 @@ def _trash_lines(
                 if item.reason is Reason.IN_GRACE:
                     state += f", purge {until(item.purge_at, now, past='next run')}"
             folder = folders.project(item.project, item.session_id)
+            # Each trashed version on its own line, numbered as `undelete --version` takes it.
+            several = item.version > 1 or ids.count(item.session_id) > 1
+            version = f" (version {item.version})" if several else ""
             lines.append(
-                f"  {folder}/{item.session_id}  trashed {ago(item.trashed_at, now)}: {state}"
+                f"  {folder}/{item.session_id}{version}  trashed {ago(item.trashed_at, now)}: "
+                f"{state}"
             )
     if report is not None:
         for outcome in report.trash:
@@ -328,16 +333,13 @@ def _render_json(run: RetentionRun) -> str:
         "trash": [
             {
                 "session_id": t.session_id,
+                "version": t.version,
                 "project": run.folders.project(t.project, t.session_id),
                 "action": str(t.action),
                 "reason": str(t.reason),
                 "trashed_at": t.trashed_at.isoformat(),
                 "purge_at": t.purge_at.isoformat(),
-                **(
-                    {"done": str(trash_outcomes[t.session_id].done)}
-                    if t.session_id in trash_outcomes
-                    else {}
-                ),
+                **({"done": str(trash_outcomes[t.slot].done)} if t.slot in trash_outcomes else {}),
             }
             for t in plan.trash
         ],

@@ -27,6 +27,16 @@ def register(app: typer.Typer) -> None:
                 "session again at its next start).",
             ),
         ] = False,
+        version: Annotated[
+            int | None,
+            typer.Option(
+                "--version",
+                min=1,
+                metavar="N",
+                help="Which trashed version of the session to bring back (default: the "
+                "newest); `scrub retention` and the warning after an undelete number them.",
+            ),
+        ] = None,
     ) -> None:
         """Put a session back from scrubber's trash, for Claude Code.
 
@@ -35,14 +45,25 @@ def register(app: typer.Typer) -> None:
         changing nothing, when a file is in the way. The restored files' mtimes become now,
         so Claude Code's sweep gives a full period to resume the session.
 
+        The trash keeps every version of a session that went there (each `restore --force`
+        trashes the one it replaces): the newest comes back unless --version names another,
+        and a warning says which versions remain.
+
         Examples:
 
           scrub undelete 3f9a2c1e
 
           scrub undelete "Rotate deploy key"
+
+          scrub undelete 3f9a2c1e --version 1
         """
         result = undelete_session(
-            common.env(), session, keep_mtime=keep_mtime, now=datetime.now(UTC), warn=warn
+            common.env(),
+            session,
+            keep_mtime=keep_mtime,
+            now=datetime.now(UTC),
+            warn=warn,
+            version=version,
         )
         typer.echo(
             f"restored {result.project_shown}/{result.session_id} ({len(result.result.restored)}"

@@ -40,15 +40,13 @@ from scrubber.retention.plan import (
 from scrubber.retention.rules import ArchiveStatus, Reason, Subject, select_deletable
 from scrubber.retention.trash import (
     BundleSession,
-    TrashError,
     list_trash,
     purge_trash_slot,
-    read_trash_manifest,
     trash_session,
-    undelete,
-    write_trash_manifest,
+    undelete_slot,
 )
 from scrubber.retention.trash_crash import remove_crashed_trash
+from scrubber.retention.trash_manifest import TrashError, read_trash_manifest, write_trash_manifest
 
 LOCK_NAME = "retention.lock"
 
@@ -124,7 +122,7 @@ def retention_lock(home: Path) -> Iterator[None]:
 class Outcome:
     """What happened to one session (or trash entry, or archive) when the plan was applied."""
 
-    subject: str  # "<project>/<session-id>", a trash session id, or an archive path
+    subject: str  # "<project>/<session-id>", a trash folder's name, or an archive path
     planned: Action
     done: Action
     reason: Reason
@@ -287,8 +285,7 @@ def apply_plan(
     trash_outcomes = []
     root = paths.trash_dir(home)
     for item in plan.trash_purges:
-        slot = root / item.session_id
-        outcome = _purge_trash(slot, item.session_id, plan, index, pins_now)
+        outcome = _purge_trash(root / item.slot, item.slot, plan, index, pins_now)
         trash_outcomes.append(outcome)
 
     archive_outcomes = []
@@ -325,7 +322,7 @@ def recover_incomplete(
             write_trash_manifest(slot, replace(manifest, complete=True, trashed_at=now))
             outcomes.append(
                 Outcome(
-                    manifest.session_id,
+                    slot.name,
                     Action.TRASH,
                     Action.TRASH,
                     Reason.EXPIRED,
@@ -334,11 +331,11 @@ def recover_incomplete(
             )
         elif key not in removing:
             try:
-                undelete(home, config_dir, manifest.session_id, now=now, keep_mtime=True)
+                undelete_slot(home, config_dir, slot, manifest, now=now, keep_mtime=True)
             except (ScrubberError, OSError) as error:
                 outcomes.append(
                     Outcome(
-                        manifest.session_id,
+                        slot.name,
                         Action.TRASH,
                         Action.KEEP,
                         Reason.FAILED,
@@ -349,7 +346,7 @@ def recover_incomplete(
             else:
                 outcomes.append(
                     Outcome(
-                        manifest.session_id,
+                        slot.name,
                         Action.TRASH,
                         Action.KEEP,
                         Reason.FAILED,
@@ -361,13 +358,13 @@ def recover_incomplete(
 
 def _purge_trash(
     slot: Path,
-    session_id: str,
+    name: str,
     plan: RetentionPlan,
     index: ArchiveIndex,
     pins_now: Callable[[], Pins],
 ) -> Outcome:
     def kept(reason: Reason, detail: str | None = None, *, error: bool = False) -> Outcome:
-        return Outcome(session_id, Action.PURGE, Action.KEEP, reason, detail, error)
+        return Outcome(name, Action.PURGE, Action.KEEP, reason, detail, error)
 
     try:
         manifest = read_trash_manifest(slot)
@@ -388,7 +385,7 @@ def _purge_trash(
         purge_trash_slot(slot, pins)
     except (ScrubberError, OSError) as error:
         return kept(Reason.FAILED, _describe(error), error=True)
-    return Outcome(session_id, Action.PURGE, Action.PURGE, Reason.EXPIRED)
+    return Outcome(name, Action.PURGE, Action.PURGE, Reason.EXPIRED)
 
 
 def _purge_archive(

@@ -33,6 +33,7 @@ from scrubber.retention.rules import (
     Subject,
     select_deletable,
 )
+from scrubber.retention.trash_names import slot_name
 
 
 class RetentionEntry(Protocol):
@@ -187,6 +188,11 @@ class TrashedSession:
     project: str
     trashed_at: datetime
     subject: Subject
+    version: int = 1  # of the session's trashed versions, each in its own folder
+
+    @property
+    def slot(self) -> str:
+        return slot_name(self.session_id, self.version)
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,6 +203,12 @@ class TrashDecision:
     reason: Reason
     trashed_at: datetime
     purge_at: datetime
+    version: int = 1
+
+    @property
+    def slot(self) -> str:
+        """Its folder in the trash, which also names it in apply's outcomes."""
+        return slot_name(self.session_id, self.version)
 
 
 @dataclass(frozen=True, slots=True)
@@ -417,11 +429,11 @@ def plan_retention(
 def _plan_trash(
     trashed: tuple[TrashedSession, ...], rules: RetentionRules, now: datetime
 ) -> tuple[TrashDecision, ...]:
-    seen: set[tuple[str, str]] = set()
-    for item in trashed:
-        if (item.project, item.session_id) in seen:
-            raise ValueError(f"trashed session {item.session_id} listed twice")
-        seen.add((item.project, item.session_id))
+    seen: set[str] = set()
+    for item in trashed:  # each version of a session on its own, by its own trashed_at
+        if item.slot in seen:
+            raise ValueError(f"trashed session {item.slot} listed twice")
+        seen.add(item.slot)
     kept = {id(t) for t in select_deletable(trashed, rules.pins, lambda t: t.subject).kept}
     decisions = []
     for item in trashed:
@@ -434,9 +446,11 @@ def _plan_trash(
         else:
             action, reason = Action.KEEP, Reason.IN_GRACE
         decisions.append(
-            TrashDecision(item.session_id, item.project, action, reason, trashed_at, purge_at)
+            TrashDecision(
+                item.session_id, item.project, action, reason, trashed_at, purge_at, item.version
+            )
         )
-    return tuple(sorted(decisions, key=lambda d: (d.project, d.session_id)))
+    return tuple(sorted(decisions, key=lambda d: (d.project, d.session_id, d.version)))
 
 
 def _plan_archives(

@@ -1,5 +1,9 @@
 """The trash: a session's whole bundle moved into `$SCRUB_HOME/trash/<session-id>/`, and back.
 
+Each trashed version of a session has a folder of its own (`<session-id>/`, then
+`<session-id>.2/`, …: `trash_names.py`); which one `undelete` brings back is
+`trash_versions.py`'s choice.
+
 The unit is the whole session bundle (transcript, side folder, file-history, session-env,
 debug, todos, tasks). It moves keeping paths relative to the config directory, with a manifest
 (original paths, kinds, mtimes, when trashed). Symlinks are moved as links and never followed;
@@ -17,25 +21,32 @@ import os
 import shutil
 import stat
 import tempfile
-from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from functools import partial
 from pathlib import Path
 from typing import Protocol
 
 from scrubber import paths
-from scrubber.durable import fsync_dir, write_json_state
-from scrubber.errors import ScrubberError, UsageError
+from scrubber.durable import fsync_dir
+from scrubber.errors import UsageError
 from scrubber.policy.model import Pins
 from scrubber.retention.plan import (
     RetentionEntry,
     TrashedSession,
 )
-from scrubber.retention.rules import Subject, select_deletable
+from scrubber.retention.rules import select_deletable
 from scrubber.retention.trash_crash import TRASH_MANIFEST
+from scrubber.retention.trash_manifest import (
+    TrashEntry,
+    TrashError,
+    TrashManifest,
+    read_trash_manifest,
+    safe_name,
+    safe_relative,
+    write_trash_manifest,
+)
+from scrubber.retention.trash_names import claim_slot, version_of
 from scrubber.transcript.bundle_scope import check_in_bundle, check_legacy_agents
-from scrubber.untrusted import MAX_RECORD_BYTES, DamagedDocument, load_json
 
 
 class BundleSession(RetentionEntry, Protocol):
@@ -48,142 +59,6 @@ class BundleSession(RetentionEntry, Protocol):
     def bundle_paths(self) -> tuple[Path, ...]: ...
 
 
-TRASH_FORMAT = 1
-
-
-_MIN_PREFIX = 4
-
-
-def _safe_name(name: str) -> bool:
-    return bool(name) and name not in {".", ".."} and "/" not in name and "\0" not in name
-
-
-def _safe_relative(relative: str) -> bool:
-    parts = relative.split("/")
-    return (
-        bool(relative)
-        and not relative.startswith("/")
-        and all(_safe_name(p) for p in parts)
-        and relative != TRASH_MANIFEST
-    )
-
-
-@dataclass(frozen=True, slots=True)
-class TrashEntry:
-    path: str  # relative to the config dir, POSIX separators
-    kind: str  # file, dir, symlink
-    mtime_ns: int
-
-
-@dataclass(frozen=True, slots=True)
-class TrashManifest:
-    session_id: str
-    project: str
-    cwd: str | None
-    custom_title: str | None = field(repr=False)
-    tags: tuple[str, ...] = field(repr=False)
-    last_activity: datetime | None
-    entries: tuple[TrashEntry, ...]
-    config_dir: str
-    complete: bool = False
-    trashed_at: datetime | None = None
-    archive_ref: str | None = None
-    # The title `scrub sessions` shows (the custom title, else Claude Code's own), so that
-    # `scrub undelete TITLE` finds it (issue 14); entries written before it have none.
-    title: str | None = field(default=None, repr=False)
-
-    @property
-    def subject(self) -> Subject:
-        return Subject(self.session_id, self.project, self.cwd, self.custom_title, self.tags)
-
-    @property
-    def transcript(self) -> str:
-        return f"projects/{self.project}/{self.session_id}.jsonl"
-
-    def to_json(self) -> dict[str, object]:
-        return {
-            "format": TRASH_FORMAT,
-            "state": "complete" if self.complete else "moving",
-            "session_id": self.session_id,
-            "project": self.project,
-            "cwd": self.cwd,
-            "custom_title": self.custom_title,
-            "title": self.title,
-            "tags": list(self.tags),
-            "last_activity": _iso(self.last_activity),
-            "trashed_at": _iso(self.trashed_at),
-            "config_dir": self.config_dir,
-            "archive_ref": self.archive_ref,
-            "entries": [
-                {"path": e.path, "kind": e.kind, "mtime_ns": e.mtime_ns} for e in self.entries
-            ],
-        }
-
-
-def _iso(moment: datetime | None) -> str | None:
-    return None if moment is None else moment.astimezone(UTC).isoformat()
-
-
-def _date(value: object) -> datetime | None:
-    if not isinstance(value, str):
-        return None
-    parsed = datetime.fromisoformat(value)
-    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
-
-
-class TrashError(ScrubberError):
-    """A trash entry is not one we wrote, or something is in the way (exit 3)."""
-
-
-def read_trash_manifest(slot: Path) -> TrashManifest:
-    path = slot / TRASH_MANIFEST
-    try:
-        # Ours, but it may be planted: never through a link, never blocking on a FIFO.
-        value = load_json(path, MAX_RECORD_BYTES, follow=False)
-    except OSError as error:
-        raise TrashError(f"{path}: cannot read the trash manifest ({error.strerror})") from None
-    except DamagedDocument as damaged:
-        raise TrashError(f"{path}: the trash manifest is damaged: {damaged.problem}") from None
-    try:
-        if not isinstance(value, dict) or value.get("format") != TRASH_FORMAT:
-            raise ValueError("format")
-        entries = tuple(
-            TrashEntry(str(e["path"]), str(e["kind"]), int(e["mtime_ns"])) for e in value["entries"]
-        )
-        tags = value.get("tags") or []
-        manifest = TrashManifest(
-            session_id=str(value["session_id"]),
-            project=str(value["project"]),
-            cwd=value.get("cwd") if isinstance(value.get("cwd"), str) else None,
-            custom_title=(
-                value.get("custom_title") if isinstance(value.get("custom_title"), str) else None
-            ),
-            tags=tuple(str(t) for t in tags),
-            last_activity=_date(value.get("last_activity")),
-            entries=entries,
-            config_dir=str(value.get("config_dir", "")),
-            complete=value.get("state") == "complete",
-            trashed_at=_date(value.get("trashed_at")),
-            archive_ref=value.get("archive_ref")
-            if isinstance(value.get("archive_ref"), str)
-            else None,
-            title=value.get("title") if isinstance(value.get("title"), str) else None,
-        )
-    except (KeyError, TypeError, ValueError, OverflowError):  # OverflowError: int(Infinity)
-        raise TrashError(f"{path}: not a trash manifest this scrubber wrote") from None
-    if (
-        manifest.session_id != slot.name
-        or not _safe_name(manifest.project)
-        or not all(_safe_relative(e.path) for e in entries)
-    ):
-        raise TrashError(f"{path}: the trash manifest names paths outside its session")
-    return manifest
-
-
-def write_trash_manifest(slot: Path, manifest: TrashManifest) -> None:
-    write_json_state(slot / TRASH_MANIFEST, manifest.to_json())
-
-
 @dataclass(frozen=True, slots=True)
 class TrashListing:
     complete: tuple[tuple[Path, TrashManifest], ...]
@@ -193,8 +68,14 @@ class TrashListing:
     def trashed(self) -> tuple[TrashedSession, ...]:
         """The complete entries, as the plan sees them."""
         return tuple(
-            TrashedSession(m.session_id, m.project, m.trashed_at or datetime.now(UTC), m.subject)
-            for _, m in self.complete
+            TrashedSession(
+                m.session_id,
+                m.project,
+                m.trashed_at or datetime.now(UTC),
+                m.subject,
+                version_of(slot.name, m.session_id) or 1,
+            )
+            for slot, m in self.complete
         )
 
 
@@ -314,25 +195,20 @@ def trash_session(
     archive_ref: str | None = None,
     without_transcript: bool = False,
 ) -> Path:
-    """Move a session's whole bundle into `$SCRUB_HOME/trash/<session-id>/`; returns the slot.
+    """Move a session's whole bundle into a trash folder of its own; returns the slot.
 
     Does not check pins: callers go through `select_deletable` first (apply_plan does). A slot
-    left half-filled by a crash for the same session is completed; any other slot in the way
-    is an error and nothing moves. The transcript must exist, unless `without_transcript`:
-    `restore --force` keeps the side files of a session whose transcript is gone too.
+    left half-filled by a crash for the same session is completed; else the bundle goes into a
+    new folder (`trash/<id>/`, or `<id>.2/`, … when earlier versions of the session are in the
+    trash or something else holds the name: that is never touched). The transcript must exist,
+    unless `without_transcript`: `restore --force` keeps the side files of a session whose
+    transcript is gone too.
     """
-    if not _safe_name(session.id) or not _safe_name(session.project):
+    if not safe_name(session.id) or not safe_name(session.project):
         raise TrashError(f"{session.transcript}: a name that cannot be a trash folder; kept")
     root = paths.ensure_private_dir(paths.trash_dir(home))
-    slot = root / session.id
-    previous: TrashManifest | None = None
-    if os.path.lexists(slot):
-        previous = read_trash_manifest(slot) if slot.is_dir() and not slot.is_symlink() else None
-        if previous is None or previous.complete or previous.project != session.project:
-            raise TrashError(
-                f"{slot}: the trash already holds a session with this id; kept",
-                "undelete it or let it expire, then run retention again",
-            )
+    half = _half_filled(root, session)
+    previous = half[1] if half is not None else None
     transcript = session.transcript
     bundle = [p for p in session.bundle_paths() if p != transcript]
     if not (without_transcript and not os.path.lexists(transcript)):
@@ -341,7 +217,7 @@ def trash_session(
     for path in bundle:
         _refuse_symlinked_parents(path, config_dir)
         relative = _relative(path, config_dir)
-        if not _safe_relative(relative):
+        if not safe_relative(relative):
             raise TrashError(f"{path}: an unexpected path in the bundle; kept")
         entries[relative] = TrashEntry(relative, _kind(path), path.lstat().st_mtime_ns)
     manifest = TrashManifest(
@@ -356,11 +232,47 @@ def trash_session(
         config_dir=str(config_dir),
         archive_ref=archive_ref or (previous.archive_ref if previous else None),
     )
+    slot = half[0] if half is not None else _new_slot(root, session.id)  # once all is checked
     paths.ensure_private_dir(slot)
     write_trash_manifest(slot, manifest)  # before anything moves: a crash leaves a map
     for path in bundle:
         _move(path, slot / _relative(path, config_dir), private=True)
     write_trash_manifest(slot, replace(manifest, complete=True, trashed_at=now))
+    return slot
+
+
+def _half_filled(root: Path, session: BundleSession) -> tuple[Path, TrashManifest] | None:
+    """The newest slot a crash left half-filled while it trashed this session (same id and
+    project, manifest still "moving"), to be completed rather than split in two."""
+    found = []
+    with os.scandir(root) as listing:
+        names = [entry.name for entry in listing]
+    for name in names:
+        version = version_of(name, session.id)
+        slot = root / name
+        if version is None or slot.is_symlink() or not slot.is_dir():
+            continue
+        try:
+            manifest = read_trash_manifest(slot)
+        except TrashError:
+            continue  # not ours to fill: a new folder is taken instead
+        if not manifest.complete and manifest.project == session.project:
+            found.append((version, slot, manifest))
+    if not found:
+        return None
+    _version, slot, manifest = max(found, key=lambda item: item[0])
+    return slot, manifest
+
+
+def _new_slot(root: Path, session_id: str) -> Path:
+    try:
+        slot, _version = claim_slot(root, session_id)
+    except FileExistsError:
+        raise TrashError(
+            f"{root}: every trash folder name for session {session_id} is taken; kept",
+            f"move aside the folders in {root} named after this session that `scrub "
+            "retention` does not list (they are not scrubber's), then run this again",
+        ) from None
     return slot
 
 
@@ -380,44 +292,9 @@ class UndeleteResult:
     project: str
     transcript: Path
     restored: tuple[Path, ...]
-
-
-def find_in_trash(home: Path, query: str) -> tuple[Path, TrashManifest]:
-    """The trash entry a user named: by id, id prefix (4+ characters) or title, in the order
-    `find_session` tries them for `archive`, `pin` and `audit --session`: the custom title,
-    then the title, exactly, then both ignoring case."""
-    listing = list_trash(home)
-    slots = [*listing.complete, *listing.incomplete]
-    query = query.strip()
-    if not query:
-        raise UsageError("empty session name", "give a session id, id prefix or title")
-    tests: list[Callable[[TrashManifest], bool]] = [lambda m: m.session_id == query]
-    if len(query) >= _MIN_PREFIX:
-        tests.append(lambda m: m.session_id.startswith(query))
-    folded = query.casefold()
-    for fold in (False, True):
-        for custom in (True, False):
-            tests.append(
-                partial(_titled, query=folded if fold else query, fold=fold, custom=custom)
-            )
-    for test in tests:
-        found = [(s, m) for s, m in slots if test(m)]
-        if len(found) == 1:
-            return found[0]
-        if len(found) > 1:
-            ids = ", ".join(m.session_id for _, m in found[:5])
-            raise UsageError(f"{len(found)} sessions in the trash match", f"name one by id: {ids}")
-    raise UsageError(
-        "no session in the trash matches that name",
-        "`scrub retention` lists what is in the trash; expired entries may have been purged",
-    )
-
-
-def _titled(manifest: TrashManifest, *, query: str, fold: bool, custom: bool) -> bool:
-    title = manifest.custom_title if custom else manifest.title
-    if title is None:
-        return False
-    return (title.casefold() if fold else title) == query
+    version: int = 1  # which trashed version came back
+    # The versions of the session still in the trash, newest first: (version, trashed_at).
+    remaining: tuple[tuple[int, datetime | None], ...] = ()
 
 
 def _touch(restored: list[Path], stamp: float) -> None:
@@ -453,16 +330,22 @@ def _check_trash_scope(
     check_legacy_agents(slot, manifest.session_id, legacy)
 
 
-def undelete(
-    home: Path, config_dir: Path, query: str, *, now: datetime, keep_mtime: bool = False
+def undelete_slot(
+    home: Path,
+    config_dir: Path,
+    slot: Path,
+    manifest: TrashManifest,
+    *,
+    now: datetime,
+    keep_mtime: bool = False,
 ) -> UndeleteResult:
-    """Put a trashed session back where Claude Code finds it.
+    """Put the trashed session in `slot` (its manifest read by `list_trash`) back where Claude
+    Code finds it.
 
     Refuses, moving nothing, when anything is in the way at the original paths. The restored
     files' mtimes become `now` (a full cleanup period to resume it) unless `keep_mtime`.
-    The caller holds the retention lock.
+    The caller holds the retention lock. `trash_versions.undelete` finds the slot by name.
     """
-    slot, manifest = find_in_trash(home, query)
     present = [e for e in manifest.entries if os.path.lexists(slot / e.path)]
     _check_trash_scope(home, slot, manifest, present)
     for entry in present:

@@ -16,7 +16,8 @@ from scrubber.errors import ScrubberError, UsageError
 from scrubber.policy.load import LoadedPolicy, load_policy
 from scrubber.policy.model import Pins
 from scrubber.retention import pins as pin_store
-from scrubber.retention.trash import find_in_trash, list_trash
+from scrubber.retention.trash import list_trash
+from scrubber.retention.trash_versions import find_in_trash
 from scrubber.transcript.sessions import SessionInfo, discover, find_session
 from scrubber.usecases.shown_names import FolderNames, Titles, folder_names, live_cwds
 

@@ -40,7 +40,8 @@ from scrubber.retention.plan import (
 )
 from scrubber.retention.rules import Reason, check_policy
 from scrubber.retention.settings import MANAGED_SETTINGS, effective_cleanup_periods
-from scrubber.retention.trash import UndeleteResult, list_trash, undelete
+from scrubber.retention.trash import UndeleteResult, list_trash
+from scrubber.retention.trash_versions import describe_versions, undelete
 from scrubber.transcript.sessions import Discovery, SessionInfo, discover
 from scrubber.usecases.archive_index import StoreArchiveIndex
 from scrubber.usecases.shown_names import FolderNames, Titles, folder_names
@@ -290,9 +291,16 @@ class Undeleted:
 
 
 def undelete_session(
-    env: Mapping[str, str], query: str, *, keep_mtime: bool, now: datetime, warn: Warn
+    env: Mapping[str, str],
+    query: str,
+    *,
+    keep_mtime: bool,
+    now: datetime,
+    warn: Warn,
+    version: int | None = None,
 ) -> Undeleted:
-    """Put a session back from the trash, under the retention lock; one activity-log line."""
+    """Put a session back from the trash (its newest version, or `version`), under the
+    retention lock; one activity-log line. The versions left in the trash are warned about."""
     home = paths.scrub_home(env)
 
     def body(log: dict[str, Any]) -> Undeleted:
@@ -302,7 +310,9 @@ def undelete_session(
         folders = folder_names(policy, home, env)
         with retention_lock(home):
             try:
-                result = undelete(home, config, query, now=now, keep_mtime=keep_mtime)
+                result = undelete(
+                    home, config, query, now=now, keep_mtime=keep_mtime, version=version
+                )
             except ScrubberError as error:
                 # The path of what is in the way names the project folder, which is named
                 # after the cwd and can hold a token: said as every report shows it.
@@ -311,9 +321,26 @@ def undelete_session(
                 raise
         shown = folders.project(result.project, result.session_id) or "?"
         log.update(session=f"{shown}/{result.session_id}", paths=len(result.restored))
+        if result.remaining:
+            _warn_remaining(result, warn)
         return Undeleted(result, shown)
 
     return _logged(home, "undelete", "apply", body, exit_code=lambda _: ExitCode.OK, warn=warn)
+
+
+def _warn_remaining(result: UndeleteResult, warn: Warn) -> None:
+    """Older versions stay in the trash, each with its own grace period: say so, and how."""
+    remaining = result.remaining
+    count = len(remaining)
+    age = "older" if all(number < result.version for number, _at in remaining) else "other"
+    single = "an older version" if age == "older" else "another version"
+    what = single if count == 1 else f"{count} {age} versions"
+    warn(
+        f"warning: {what} of this session {'remains' if count == 1 else 'remain'} in the trash "
+        f"({'version' if count == 1 else 'versions'} {describe_versions(remaining)}); to bring "
+        f"{'it' if count == 1 else 'one'} back instead, move this one aside, then run: "
+        f"scrub undelete {result.session_id} --version {remaining[0][0]}"
+    )
 
 
 # --- the activity log -------------------------------------------------------------------------

@@ -82,15 +82,18 @@ def test_force_changes_nothing_when_the_trash_cannot_take_the_session(world: Wor
     with live.open("ab") as handle:
         handle.write(b'{"type":"user","note":"newer"}\n')
     newer = live.read_bytes()
-    # An entry for the same id already in the trash (from an earlier forced restore, say).
-    (world.home / "trash" / FULL).mkdir(parents=True)
-    (world.home / "trash" / FULL / "something").write_text("not ours to overwrite")
+    # The trash is a link planted in scrubber's folder: never followed, so nothing can move.
+    elsewhere = world.home.parent / "elsewhere"
+    elsewhere.mkdir()
+    world.home.mkdir(parents=True, exist_ok=True)
+    (world.home / "trash").symlink_to(elsewhere)
 
     refused = world.run("restore", str(archive), "-i", str(key), "--force")
 
     one_line_error(refused, 3, "cannot move the session there to the trash first")
     assert "nothing was replaced" in refused.stderr
     assert live.read_bytes() == newer
+    assert not any(elsewhere.iterdir())
 
 
 def test_force_keeps_side_files_whose_transcript_is_gone(world: World) -> None:

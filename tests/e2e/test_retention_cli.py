@@ -30,7 +30,7 @@ import pytest
 from scrubber.archive.keys import generate_identity
 from scrubber.archive.layout import list_archives
 from scrubber.archive.verify import verify_archive
-from scrubber.retention.trash import read_trash_manifest
+from scrubber.retention.trash_manifest import read_trash_manifest
 from scrubber.transcript.sessions import discover
 from tests.conftest import run_in_process
 from tests.unit.retention.sessions_writer import WrittenSession, tree, write_session

@@ -95,7 +95,8 @@ def _case_spool_job(hazard: str) -> None:
 
 def _case_trash_manifest(hazard: str) -> None:
     from scrubber import paths
-    from scrubber.retention.trash import TRASH_MANIFEST, TrashError, read_trash_manifest
+    from scrubber.retention.trash_crash import TRASH_MANIFEST
+    from scrubber.retention.trash_manifest import TrashError, read_trash_manifest
 
     slot = paths.trash_dir(_home()) / SID
     _plant(slot / TRASH_MANIFEST, hazard)

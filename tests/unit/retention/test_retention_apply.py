@@ -33,12 +33,11 @@ from scrubber.retention.plan import (
 from scrubber.retention.rules import ArchiveStatus, Reason
 from scrubber.retention.trash import (
     BundleSession,
-    TrashError,
     list_trash,
     read_trash_manifest,
     trash_session,
-    undelete,
 )
+from scrubber.retention.trash_versions import undelete
 from scrubber.transcript.sessions import SessionInfo, discover
 from tests.unit.retention.sessions_writer import WrittenSession, tree, write_session
 
@@ -238,18 +237,23 @@ def test_undelete_refuses_when_something_is_in_the_way(dirs: tuple[Path, Path]) 
         undelete(home, config, "unknown-session", now=NOW)
 
 
-def test_a_taken_trash_slot_keeps_the_session(dirs: tuple[Path, Path]) -> None:
+def test_a_session_trashed_again_gets_a_folder_of_its_own(dirs: tuple[Path, Path]) -> None:
     config, home = dirs
     old, _ = old_and_young(config)
     run(config, home, RULES, FakeIndex())
-    # The same id appears again (restored from an archive, say) while the old copy waits.
+    first = tree(home / "trash" / old.session_id)
+    # The same id appears again (restored from an archive, say) while the old copy waits: it
+    # goes to the trash too, beside the first version, which stays as it was.
     again = write_session(
         config, cwd="/home/me/web", last=NOW - timedelta(days=45), session_id=old.session_id
     )
     report = run(config, home, RULES, FakeIndex())
     (outcome,) = [o for o in report.sessions if o.planned is not Action.KEEP]
-    assert outcome.done is Action.KEEP and outcome.reason is Reason.FAILED and outcome.error
-    assert again.transcript.exists()
+    assert outcome.done is Action.TRASH and not outcome.error
+    assert not again.transcript.exists()
+    assert tree(home / "trash" / old.session_id) == first
+    second = read_trash_manifest(home / "trash" / f"{old.session_id}.2")
+    assert second.complete and second.session_id == old.session_id
 
 
 def test_symlinks_are_moved_as_links_never_followed(
@@ -499,9 +503,12 @@ def test_trash_session_itself_never_overwrites(dirs: tuple[Path, Path]) -> None:
     slot = home / "trash" / old.session_id
     slot.mkdir(parents=True)
     (slot / "something").write_text("not ours")
-    with pytest.raises(TrashError):
-        trash_session(info, config_dir=config, home=home, now=NOW)
-    assert old.transcript.exists() and (slot / "something").read_text() == "not ours"
+    # A folder in the way is never written into: the session takes the next free name.
+    taken = trash_session(info, config_dir=config, home=home, now=NOW)
+    assert taken == home / "trash" / f"{old.session_id}.2"
+    assert not old.transcript.exists() and read_trash_manifest(taken).complete
+    assert sorted(p.name for p in slot.iterdir()) == ["something"]
+    assert (slot / "something").read_text() == "not ours"
 
 
 # --- purges ---------------------------------------------------------------------------------
