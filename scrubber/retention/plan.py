@@ -190,10 +190,6 @@ class TrashedSession:
     subject: Subject
     version: int = 1  # of the session's trashed versions, each in its own folder
 
-    @property
-    def slot(self) -> str:
-        return slot_name(self.session_id, self.version)
-
 
 @dataclass(frozen=True, slots=True)
 class TrashDecision:
@@ -431,9 +427,10 @@ def _plan_trash(
 ) -> tuple[TrashDecision, ...]:
     seen: set[str] = set()
     for item in trashed:  # each version of a session on its own, by its own trashed_at
-        if item.slot in seen:
-            raise ValueError(f"trashed session {item.slot} listed twice")
-        seen.add(item.slot)
+        slot = slot_name(item.session_id, item.version)
+        if slot in seen:
+            raise ValueError(f"trashed session {slot} listed twice")
+        seen.add(slot)
     kept = {id(t) for t in select_deletable(trashed, rules.pins, lambda t: t.subject).kept}
     decisions = []
     for item in trashed:
