@@ -56,7 +56,14 @@ _NOUN = (
 _NOUN_AT_WORD_END = re.compile(_NOUN + r"\d*(?![a-z0-9])")
 _NOUN_ANY_CASE = re.compile(_NOUN + r"\d*(?![a-z0-9])", re.IGNORECASE)
 _QUOTED = r"""(?P<q>['"`])(?P<qv>(?:(?!(?P=q))[^\n]){1,512})(?P=q)"""
-_BARE = r"(?P<bv>[A-Za-z0-9+/=_.~:@!#$%^&*-]{1,512})"
+_BARE_CHARS = r"[A-Za-z0-9+/=_.~:@!#$%^&*-]"
+_BARE = rf"(?P<bv>{_BARE_CHARS}{{1,512}})"
+# A bare value the separator regexes cut at `_MAX_VALUE` goes on to the end of its run: an
+# Azure AD refresh token or a long JWT is 1,000+ characters, and a span that stops short leaves
+# the rest of the secret in the output. (The separator regexes stay bounded: they run at every
+# noun; this runs only on a value already taken.)
+_MAX_LONG_VALUE = 4096
+_BARE_REST = re.compile(rf"{_BARE_CHARS}{{0,{_MAX_LONG_VALUE - _MAX_VALUE}}}")
 # Separators other than `=` and `:` (assignment/ reads those), each followed by the value.
 _LOOSE = re.compile(
     r"(?P<sep>[ \t]{1,8}-{1,2}>?[ \t]{1,8}|[ \t]{1,8}\u2014[ \t]{1,8}|[ \t]{0,8}\|[ \t]{0,8}|\t{1,8}|"
@@ -85,9 +92,10 @@ _NAME_VALUE = re.compile(
     r"""(?:\r?\n[ \t]{0,40}(?:-[ \t]{1,4})?)?\\?["']?value\\?["']?[ \t]{0,4}[:=][ \t]{0,4})"""
     rf"(?:{_QUOTED}|{_BARE})"
 )
-# A name, maybe its operator or an opening brace, the end of the line, then the literal.
+# A name, maybe its operator or an opening brace, the end of the line, then the literal. The
+# operator may be a fallback's (`process.env.ACCOUNT_KEY ||` then `"V"`): a default written in.
 _NEXT_LINE = re.compile(
-    r"(?P<sep>[\"']?[ \t]{0,8}(?::?=|:|\{|\()?[ \t]{0,8}\r?\n[ \t]{0,40}(?:=[ \t]{0,8})?)"
+    r"(?P<sep>[\"']?[ \t]{0,8}(?::?=|:|\{|\(|\|\||\?\?)?[ \t]{0,8}\r?\n[ \t]{0,40}(?:=[ \t]{0,8})?)"
     rf"{_QUOTED}",
 )
 _WORD_BEFORE = re.compile(r"[A-Za-z][A-Za-z0-9]{0,30}[ _.-]$")
@@ -127,7 +135,7 @@ _NUMBERED_WORD = re.compile(r"[0-9]{1,3}[A-Za-z]{2,}")
 
 def _generated(value: str, strength: Strength, *, quoted: bool) -> bool:
     """Whether a value with no operator before it looks like a credential, not prose or code."""
-    if len(value) > _MAX_VALUE or is_trivial(value) or is_filler(value):
+    if len(value) > _MAX_LONG_VALUE or is_trivial(value) or is_filler(value):
         return False
     if (
         is_public_material(value)
@@ -163,6 +171,9 @@ def _value_span(match: re.Match[str]) -> tuple[int, int, bool]:
         start, end = match.span("qv")
         return start, end, True
     start, end = match.span("bv")
+    if end - start == _MAX_VALUE:
+        rest = _BARE_REST.match(match.string, end)
+        end = rest.end() if rest is not None else end
     return start, end, False
 
 
@@ -409,8 +420,8 @@ NEXT_LINE_LITERAL = _LabelledRule(
     identifier=True,
     gates=(
         Gate(
-            rf"{_NOUN_END}[\"']?[ \t]{{0,8}}(?::?=|:|\{{|\()?[ \t]{{0,8}}\r?\n[ \t]{{0,40}}(?:=[ \t]{{0,8}})?{_TEXT_QUOTE}",
-            rf"{_NOUN_END}{QUOTE_RAW}?[ ]{{0,8}}(?::?=|:|\{{|\()?[ ]{{0,8}}{_RAW_NL}(?:[ ]|{_RAW_TAB}){{0,40}}"
+            rf"{_NOUN_END}[\"']?[ \t]{{0,8}}(?::?=|:|\{{|\(|\|\||\?\?)?[ \t]{{0,8}}\r?\n[ \t]{{0,40}}(?:=[ \t]{{0,8}})?{_TEXT_QUOTE}",
+            rf"{_NOUN_END}{QUOTE_RAW}?[ ]{{0,8}}(?::?=|:|\{{|\(|\|\||\?\?)?[ ]{{0,8}}{_RAW_NL}(?:[ ]|{_RAW_TAB}){{0,40}}"
             rf"(?:=[ ]{{0,8}})?{QUOTE_RAW}",
         ),
     ),

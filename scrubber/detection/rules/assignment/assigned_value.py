@@ -30,12 +30,13 @@ _SEPARATOR = re.compile(
     r"""(?P<close>\\?["'`])?\]?\??
     (?:[ \t]{0,4}:[ \t]{0,4}[A-Za-z_][\w.]{0,30}(?:\[[^\]\n]{0,40}\])?[ \t]{0,4}(?==[^=]))?
     (?P<before>[ \t]{0,8})
-    (?P<op>:::=|::=|:=|\?=|\+=|=>|=(?![=~])|:(?![:/\\]))
+    (?P<op>:::=|::=|:=|\?=|\+=|=>|=(?![=~])|:(?![:/\\])|\|\||\?\?)
     (?P<after>[ \t]*)""",
     re.VERBOSE,
 )
 # `define('DB_PASSWORD', '…')`, `setenv("TOKEN", "…")`, `config.set('auth', 'token', '…')`.
 _CALL_SEPARATOR = re.compile(r"""(?P<close>\\?["'])[ \t]{0,4},[ \t]{0,4}(?P<after>)""")
+_FALLBACKS = ("||", "??")  # a fallback's default (JS/TS `||`, `??`)
 _MAX_GAP = 16  # a masked placeholder leaves 21+ spaces behind a label: never bridge that
 # An unquoted value runs to a space, a quote or punctuation that ends it in code (`;`, `<`);
 # a comma ends it too unless more of the value follows at once (`A,.:-…` in an INI file).
@@ -316,6 +317,10 @@ def value_after_name(text: str, start: int, end: int, before: str) -> AssignedVa
         return None
     spaced = bool(sep.group("before")) or (bool(after) and op != ":")
     found = read_value(text, sep.end(), op, spaced)
+    if op in _FALLBACKS:
+        # `process.env.API_TOKEN || "…"`, `env["TOKEN"] ?? '…'`: the default written into the
+        # code is the credential; only a literal is one (`a || b` is code).
+        return found if found is not None and found.quoted else None
     glued = op == ":" and not quoted_name and not after
     # YAML needs a space after the colon; `a:b` is something else, unless what follows is
     # a long generated run (`azureStorageAccessKey:TP+G/9FT…==` in a log).

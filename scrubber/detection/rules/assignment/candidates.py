@@ -17,13 +17,13 @@ from typing import AnyStr
 # (The scanner's gates, rule.py's `_operators`, are stricter; they decide which parts of a long
 # text this rule reads at all.)
 _CANDIDATE_SOURCE = r"""(?:pass|pwd|secret|token|key|auth|cred|_pw|_pat)(?P<tail>[a-z0-9_.-]{0,80})
-    \\?["'`]?\]?\??[ \t]{0,8}[:=>?+,]"""
+    \\?["'`]?\]?\??[ \t]{0,8}[:=>?+,|]"""
 _CANDIDATE_LOWER = re.compile(_CANDIDATE_SOURCE, re.VERBOSE)
 _CANDIDATE_ANY_CASE = re.compile(_CANDIDATE_SOURCE, re.VERBOSE | re.IGNORECASE)
 # The same on a raw JSONL line (lower-cased bytes): a quote is escaped there, a tab is `\t`.
 RAW_CANDIDATE = re.compile(
     rb"(?:pass|pwd|secret|token|key|auth|cred|_pw|_pat)(?P<tail>[a-z0-9_.-]{0,80})"
-    rb"""(?:\\{1,7}"|\\{0,7}['`])?\]?\??(?:[ \t]|\\t){0,8}[:=>?+,]"""
+    rb"""(?:\\{1,7}"|\\{0,7}['`])?\]?\??(?:[ \t]|\\t){0,8}[:=>?+,|]"""
 )
 
 # How far before the end of each gate's match (in rule.py's `_assignment_gates` order) the

@@ -57,16 +57,19 @@ def _operators(form: str) -> tuple[str, str, str]:
         q, t, v = QUOTE_RAW, r"(?:[ \t]|\\t)", r"(?:[^ \\]|\\[^n])"
         ident, inner = r"(?:[a-z0-9_.]|[\x80-\xff]|\\u[0-9a-f]{4})", r"(?:[^\]\\]|\\[^n])"
     closed = rf"(?:{q})?\]?\??{t}{{0,8}}"  # `"api_key"`, `ENV["TOKEN"]`, `token?`
+    # `||` and `??` (a fallback's default): only a quoted literal is taken after them.
     strong = (
-        rf"(?:{closed}(?::{{0,3}}=|[?+]=|=(?:[^=~]|$)|:{t}|:{t}{{0,4}}[a-z_])|"
-        rf"{q}\]?\??{t}{{0,8}}:|{q}{t}{{0,4}},|>)"
+        rf"(?:{closed}(?::{{0,3}}=|[?+]=|=(?:[^=~]|$)|:{t}|:{t}{{0,4}}[a-z_]|"
+        rf"(?:\|\||\?\?){t}{{0,16}}{q})|{q}\]?\??{t}{{0,8}}:|{q}{t}{{0,4}},|>)"
     )
     # The value may open with a quote and spaces (`" abc "`) and an authentication scheme
     # (`"Bearer abc"`): `credential_part` takes what follows them.
     scheme = rf"(?:{q}{t}{{0,4}})?(?:(?:bearer|basic|token|bot|digest|ssws|apikey|key){t}{{1,4}})?"
     value = rf"{t}{{0,16}}{scheme}{v}{{8}}"
+    # `=>?`: PHP's and Ruby's `'account_key' => '…'` as well as `=`.
     medium = (
-        rf"(?:{closed}(?::{{0,3}}=|[?+]=|=|:{t})|{q}\]?\??{t}{{0,8}}:|{q}{t}{{0,4}},|>){value}"
+        rf"(?:{closed}(?::{{0,3}}=|[?+]=|=>?|:{t}|\|\||\?\?)|{q}\]?\??{t}{{0,8}}:|{q}{t}{{0,4}},|>)"
+        rf"{value}"
         r"|:[a-z0-9+/=_-]{20}"  # `…AccessKey:TP+G/…`: glued, judged by `_glued_credential`
     )
     # `API_KEY: str = "…"`: an annotation between the name and `=` (`_SEPARATOR`'s: an

@@ -1,0 +1,87 @@
+"""Syntax classes found missing by leakbench: a default written after a fallback operator
+(`process.env.API_TOKEN || "…"`, `?? '…'`, also with the literal on the next line), a PHP or
+Ruby hash entry (`'account_key' => '…'`), and a labelled value longer than the separator regexes
+read (a 1,000-character refresh token in a table cell).
+
+Each class is checked on the rule and through the whole scanner, on the string and on the raw
+JSONL line that holds it (the gates decide which lines a rule reads at all: a rule that matches
+behind a gate that does not is a leak). Fake values are built at run time."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from rule_cases import B62, Case, check, fake, ids, join, neg, pos
+
+from scrubber.detection.fingerprint import Fingerprinter
+from scrubber.detection.registry import build_detectors
+from scrubber.detection.rules.assignment import SENSITIVE_ASSIGNMENT as RULE
+from scrubber.detection.rules.labelled_secret import LOOSE_LABEL, NEXT_LINE_LITERAL
+from scrubber.detection.scan import SecretScanner
+from scrubber.policy.model import Policy
+
+TOKEN = fake(B62, 32, "fallback")
+B64KEY = fake(B62 + "+/", 86, "arrow") + "=="
+WEAK = "hunter" + "2"
+# An Azure AD refresh token's shape: `0.` and well over 512 characters of base64url and dots.
+REFRESH = join("0.", fake(B62 + "-_.", 1300, "refresh"))
+
+CASES: list[Case] = [
+    # a fallback's default
+    pos(RULE, f'const token = process.env.API_TOKEN || "{TOKEN}";', TOKEN, note="js ||"),
+    pos(RULE, f"const token = process.env.API_TOKEN ?? '{TOKEN}';", TOKEN, note="ts ??"),
+    pos(RULE, f'apiKey: process.env["STRIPE_KEY"] || "{TOKEN}",', TOKEN, note="subscript"),
+    pos(RULE, f'const pw = process.env.DB_PASSWORD || "{WEAK}";', WEAK, note="weak password"),
+    neg(RULE, "const pw = process.env.DB_PASSWORD || defaultPassword;", note="a variable"),
+    neg(RULE, 'const pw = process.env.DB_PASSWORD || "";', note="empty default"),
+    neg(RULE, "if (a.token || b.token) {", note="an expression"),
+    neg(RULE, 'const t = opts.token || "Enter your token";', note="a UI string"),
+    neg(RULE, 'x = token ?? "default"', note="a literal word"),
+    neg(RULE, 'const key = cacheKey || "user:123:profile";', note="a map key"),
+    # PHP and Ruby hash entries
+    pos(RULE, f"\t'account_key' => '{B64KEY}',\n", B64KEY, note="php arrow"),
+    pos(RULE, f':api_token => "{TOKEN}",', TOKEN, note="ruby hash rocket"),
+    neg(RULE, "'sort_key' => 'created_at_desc_2024',", note="a sort key"),
+    neg(RULE, "'cache_key' => 'user:123:profile',", note="a cache key"),
+    neg(RULE, "'token_type' => 'Bearer',", note="names the token"),
+    # the literal on the line after a fallback operator
+    pos(NEXT_LINE_LITERAL, f'export const key =\n  process.env.ACCOUNT_KEY ||\n  "{B64KEY}";', B64KEY,
+        note="fallback then next line"),
+    pos(NEXT_LINE_LITERAL, f"const apiToken = env.API_TOKEN ??\n  '{TOKEN}';", TOKEN,
+        note="?? then next line"),
+    neg(NEXT_LINE_LITERAL, 'const apiKey = env.API_KEY ||\n  "Enter your API key";', note="prose"),
+    # a long value after a label
+    pos(LOOSE_LABEL, f"| AADRefreshToken | Refresh token of the Azure app | {REFRESH} |", REFRESH,
+        note="longer than 512"),
+    pos(LOOSE_LABEL, f"refresh token - {REFRESH}\nnext line", REFRESH, note="long, hyphen"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("case", CASES, ids=ids(CASES))
+def test_rule(case: Case) -> None:
+    check(case)
+
+
+SCANNERS = [
+    SecretScanner(build_detectors(Policy.default()), Fingerprinter(b"k" * 32), engine=engine)
+    for engine in ("python", "auto")
+]
+
+
+def _scanned(scanner: SecretScanner, text: str) -> list[str]:
+    """What the scanner takes from `text` as a transcript line would hand it: only the
+    detectors whose gates match the raw JSONL line run."""
+    data = json.dumps({"type": "user", "message": {"content": text}}).encode()
+    woken = scanner.index.line_detectors(data)
+    return [text[f.hit.start : f.hit.end] for f in scanner.scan_text(text, line_detectors=woken)]
+
+
+@pytest.mark.parametrize("case", CASES, ids=ids(CASES))
+@pytest.mark.parametrize("scanner", SCANNERS, ids=["python", "auto"])
+def test_through_the_gates(case: Case, scanner: SecretScanner) -> None:
+    found = _scanned(scanner, case.text)
+    if case.secrets:
+        assert found == list(case.secrets), case.id
+    else:
+        assert not found, case.id
