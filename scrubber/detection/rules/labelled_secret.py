@@ -76,6 +76,9 @@ _LOOSE = re.compile(
 _LOOSE_AFTER_DESCRIPTION = re.compile(
     rf"(?P<sep>[ \t]{{0,8}}\|[^|\n]{{1,80}}\|[ \t]{{0,8}})(?:{_QUOTED}|{_BARE})"
 )
+# `API key: V`, `aylien key: V`: a label of words, a colon. (A one-word name before a colon is
+# an assignment's: assignment/ reads it, with its own rules for YAML and code.)
+_COLON = re.compile(rf"(?P<sep>:[ \t]{{1,8}})(?:{_QUOTED}|{_BARE})")
 # `the token to test the API: V`: a label, a few words of prose on the same line, a colon.
 _PROSE = re.compile(
     rf"(?P<sep>[ \t][^\n:;.!?`'\"=]{{1,40}}?:[ \t]{{1,8}})(?:{_QUOTED}|{_BARE})",
@@ -315,6 +318,7 @@ class _LabelledRule:
     # forms' gates do not look for it.
     authorization: bool = False
     before: re.Pattern[str] | None = None  # what must stand before the label, if anything
+    spaced: bool = False  # the label must be words apart (`API key`), not one name
     kind: str = KIND
     anchors: tuple[str, ...] = ("pass", "pwd", "secret", "token", "key", "cred")
     context_only: bool = False
@@ -353,7 +357,7 @@ class _LabelledRule:
                 text, noun.start(), noun.end(), self.words_before, self.identifier
             )
             strength = _label_strength(label) if label else None
-            if strength is None:
+            if strength is None or (self.spaced and not any(c in label for c in " \t")):
                 continue
             for after in self.after:
                 match = after.match(text, noun.end())
@@ -414,6 +418,19 @@ PROSE_LABEL = _LabelledRule(
     ),
     reference="a credential named in a sentence that ends in a colon (own rule)",
 )
+COLON_LABEL = _LabelledRule(
+    name="labelled-secret-colon",
+    after=(_COLON,),
+    spaced=True,
+    gates=(
+        Gate(
+            rf"[a-z0-9][ \t]{_NOUN_END}:[ \t]{{1,8}}(?:{_TEXT_QUOTE}|{_TOKEN_START})",
+            rf"[a-z0-9](?:[ ]|{_RAW_TAB}){_NOUN_END}:(?:[ ]|{_RAW_TAB}){{1,8}}"
+            rf"(?:{QUOTE_RAW}|{_TOKEN_START})",
+        ),
+    ),
+    reference="a label of words and a colon, as docs and dashboards print a key (own rule)",
+)
 NEXT_LINE_LITERAL = _LabelledRule(
     name="labelled-secret-next-line",
     after=(_NEXT_LINE,),
@@ -467,4 +484,4 @@ NAME_VALUE = _LabelledRule(
     "environment entries (own rule)",
 )
 
-RULES = (LOOSE_LABEL, PROSE_LABEL, NEXT_LINE_LITERAL, PAIR_LITERAL, NAME_VALUE)
+RULES = (LOOSE_LABEL, COLON_LABEL, PROSE_LABEL, NEXT_LINE_LITERAL, PAIR_LITERAL, NAME_VALUE)

@@ -1,7 +1,8 @@
 """Syntax classes found missing by leakbench: a default written after a fallback operator
 (`process.env.API_TOKEN || "…"`, `?? '…'`, also with the literal on the next line), a PHP or
 Ruby hash entry (`'account_key' => '…'`), and a labelled value longer than the separator regexes
-read (a 1,000-character refresh token in a table cell).
+read (a 1,000-character refresh token in a table cell), and a label of words before a colon
+(`API key: …`, `aylien key: …`).
 
 Each class is checked on the rule and through the whole scanner, on the string and on the raw
 JSONL line that holds it (the gates decide which lines a rule reads at all: a rule that matches
@@ -17,7 +18,7 @@ from rule_cases import B62, Case, check, fake, ids, join, neg, pos
 from scrubber.detection.fingerprint import Fingerprinter
 from scrubber.detection.registry import build_detectors
 from scrubber.detection.rules.assignment import SENSITIVE_ASSIGNMENT as RULE
-from scrubber.detection.rules.labelled_secret import LOOSE_LABEL, NEXT_LINE_LITERAL
+from scrubber.detection.rules.labelled_secret import COLON_LABEL, LOOSE_LABEL, NEXT_LINE_LITERAL
 from scrubber.detection.scan import SecretScanner
 from scrubber.policy.model import Policy
 
@@ -26,6 +27,8 @@ B64KEY = fake(B62 + "+/", 86, "arrow") + "=="
 WEAK = "hunter" + "2"
 # An Azure AD refresh token's shape: `0.` and well over 512 characters of base64url and dots.
 REFRESH = join("0.", fake(B62 + "-_.", 1300, "refresh"))
+LOWER = fake("abcdefghijklmnopqrstuvwxyz0123456789", 32, "lower")
+HASH = fake("0123456789abcdef", 64, "colonhash")
 
 CASES: list[Case] = [
     # a fallback's default
@@ -54,6 +57,18 @@ CASES: list[Case] = [
     # a long value after a label
     pos(LOOSE_LABEL, f"| AADRefreshToken | Refresh token of the Azure app | {REFRESH} |", REFRESH,
         note="longer than 512"),
+    # a label of words, a colon
+    pos(COLON_LABEL, f"API key: {TOKEN}", TOKEN, note="api key"),
+    pos(COLON_LABEL, f"  vendor key: {LOWER}\n  vendor id: y3ej", LOWER, note="service key"),
+    pos(COLON_LABEL, f'Stripe secret key: "{TOKEN}"', TOKEN, note="quoted"),
+    pos(COLON_LABEL, f"Vendor access key: {TOKEN} (rotate monthly)", TOKEN, note="prose after"),
+    neg(COLON_LABEL, f"key: {TOKEN}", note="one word: assignment/'s"),
+    neg(COLON_LABEL, f"primary key: {TOKEN}", note="a table's key"),
+    neg(COLON_LABEL, f"Cache key: {HASH}", note="a cache key"),
+    neg(COLON_LABEL, "Sort key: created_at", note="a column"),
+    neg(COLON_LABEL, "lookup by key: user_id", note="an identifier"),
+    neg(COLON_LABEL, "the api key: required", note="a word"),
+    neg(COLON_LABEL, "Max tokens: 4096", note="a counter"),
     pos(LOOSE_LABEL, f"refresh token - {REFRESH}\nnext line", REFRESH, note="long, hyphen"),
 ]  # fmt: skip
 
