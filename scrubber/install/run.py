@@ -6,7 +6,6 @@ exact undoing. A dry run says what would be done and changes nothing.
 from __future__ import annotations
 
 import contextlib
-import json
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
@@ -56,6 +55,7 @@ from scrubber.install.settings_file import (
     settings_file,
     write_settings,
 )
+from scrubber.untrusted import MAX_SETTINGS_BYTES, parse_json, read_bounded
 
 if TYPE_CHECKING:
     from scrubber.policy.model import Policy
@@ -456,12 +456,15 @@ def _restored_text(data: Settings, record: Mapping[str, Any]) -> str | None:
     """The file as it was before the first install when the data is back to that state (so
     its formatting comes back too); else the data rendered."""
     original = record.get("original_backup")
-    if original:
+    if isinstance(original, str) and original:
+        # The record names the backup; it is read as untrusted (scrubber/untrusted.py): a path
+        # planted there (a FIFO, /dev/zero, a file nested 100,000 deep) must not hang or crash
+        # the uninstall, which then renders the settings instead.
         try:
-            text = Path(original).read_text("utf-8")
-            if json.loads(text) == data:
-                return text
-        except (OSError, ValueError):
+            raw = read_bounded(Path(original), MAX_SETTINGS_BYTES, follow=False)
+            if parse_json(raw, original) == data:
+                return raw.decode("utf-8-sig")
+        except (OSError, ValueError):  # DamagedDocument is a ValueError
             pass
     elif record.get("had_settings_file") is False and not data:
         return None  # we created the file, and nothing else is in it

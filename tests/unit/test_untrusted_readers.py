@@ -193,6 +193,17 @@ def _case_status_scan_state(hazard: str) -> None:
     assert _build_scanner(home, b"k" * 32).scan_text("nothing here at all") == ()
 
 
+def _case_uninstall_backup(hazard: str) -> None:
+    """The install record names the settings backup uninstall restores the original text
+    from: a planted path there is no backup (the settings are rendered instead)."""
+    from scrubber.install.run import _restored_text
+
+    planted = _home() / "backups" / "settings.json.orig"
+    _plant(planted, hazard)
+    data = {"env": {"A": "1"}}
+    assert json.loads(_restored_text(data, {"original_backup": str(planted)}) or "") == data
+
+
 def _case_install_record(hazard: str) -> None:
     from scrubber.install.record import read_record, record_file
 
