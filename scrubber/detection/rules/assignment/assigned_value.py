@@ -152,11 +152,13 @@ def read_value(text: str, pos: int, op: str, spaced: bool) -> AssignedValue | No
     return AssignedValue(pos, end, False, op, spaced, prose)
 
 
-# A value made of escape sequences only: a byte or character literal (`"\xff"`, `"\x00"`,
-# `"\u0000"`, `"\n"`) in code or a test, never a password someone chose; with its backslash
-# escaped again when the literal sits in a string of code.
-_ONLY_ESCAPES = re.compile(
-    r"(?:\\{1,2}(?:x[0-9A-Fa-f]{2}|u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|[0-7]{1,3}|[abfnrtv\\]))+"
+# A value of one or two escape sequences only: a byte or character literal (`"\xff"`,
+# `"\x00\x01"`, `"\u0000"`, `"\n"`) in code or a test, never a password someone chose; with its
+# backslash escaped again when the literal sits in a string of code. Only one or two: a key or
+# a password can be written as escapes too (`b"\x8f\x3a…"`, `$'\x68\x75…'`), and three bytes
+# are already more than any literal of this kind holds.
+_FEW_ESCAPES = re.compile(
+    r"(?:\\{1,2}(?:x[0-9A-Fa-f]{2}|u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|[0-7]{1,3}|[abfnrtv\\])){1,2}"
 )
 
 
@@ -170,7 +172,7 @@ def accept_value(
     """Whether `value`, assigned to a credential-like `name`, is a secret."""
     if len(value) > MAX_VALUE or is_trivial(value) or "\n" in value:
         return False
-    if is_filler(value) or is_public_material(value) or _ONLY_ESCAPES.fullmatch(value):
+    if is_filler(value) or is_public_material(value) or _FEW_ESCAPES.fullmatch(value):
         return False
     lowered = value.lower()
     if lowered == name.lower() or lowered in name_words(name):

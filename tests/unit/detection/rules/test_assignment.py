@@ -7,6 +7,7 @@ import string
 import pytest
 from rule_cases import B62, DOTENV, HEX, Case, check, fake, ids, neg, pos
 
+from scrubber.detection.detector import PLAIN
 from scrubber.detection.rules.assignment import SENSITIVE_ASSIGNMENT as RULE
 from scrubber.detection.rules.assignment import Strength, classify_name
 
@@ -187,3 +188,28 @@ def test_sensitive_assignment(case: Case) -> None:
 )
 def test_classify_name(name: str, strength: Strength | None) -> None:
     assert classify_name(name) is strength
+
+
+def _escaped(secret: bytes, form: str) -> str:
+    return "".join(form.format(b) for b in secret)
+
+
+@pytest.mark.parametrize(
+    ("template", "form"),
+    [
+        ('SECRET_KEY = b"{}"', "\\x{:02x}"),  # a 16-byte AES key as a bytes literal
+        ("export DB_PASSWORD=$'{}'", "\\x{:02x}"),  # a shell $'…' string
+        ('password: "{}"', "\\u{:04x}"),
+        ('api_key = "{}"', "\\{:03o}"),
+        ('password = "{}"', "\\\\x{:02x}"),  # its backslash escaped again, inside code
+    ],
+)
+def test_a_secret_written_as_escapes_is_still_a_secret(template: str, form: str) -> None:
+    """Only a literal of one or two escapes (`"\\xff"`, `"\\x00\\x01"`) is taken for a byte
+    literal: keys and passwords are written as escapes too."""
+    secret = bytes((37 * i + 101) % 256 for i in range(12))
+    text = template.format(_escaped(secret, form))
+    hits = list(RULE.find(text, PLAIN))
+    assert len(hits) == 1 and text[hits[0].start : hits[0].end] == _escaped(secret, form)
+    for few in (secret[:1], secret[:2]):
+        assert list(RULE.find(template.format(_escaped(few, form)), PLAIN)) == []
