@@ -101,14 +101,14 @@ class LiveSettings:
 
 
 def _read_json(path: Path) -> dict[str, Any] | None:
-    import json
-
-    from scrubber import paths
+    """A compiled file of ours under state/, read as untrusted (scrubber/untrusted.py: never
+    through a link or from a FIFO, bounded in size and depth); damaged is none. The bound is
+    the one its writer and `scrub doctor` hold it to."""
+    from scrubber.untrusted import MAX_STATE_BYTES, load_json
 
     try:
-        with paths.open_regular(path, follow=False) as stream:
-            data = json.loads(stream.read(1 << 20))
-    except (OSError, ValueError):
+        data = load_json(path, MAX_STATE_BYTES, follow=False)
+    except (OSError, ValueError):  # DamagedDocument is a ValueError
         return None
     return data if isinstance(data, dict) else None
 
@@ -133,12 +133,14 @@ def load_live_settings(home: Path) -> LiveSettings:
     allowlist: Allowlist = Allowlist()
     disabled: tuple[str, ...] = ()
     prescan = None
+    # A file someone else wrote may hold any shape: whatever it holds is the defaults.
+    damaged = (PolicyValueError, ValueError, TypeError, KeyError, AttributeError)
     if data is not None:
-        with contextlib.suppress(PolicyValueError):
+        with contextlib.suppress(*damaged):
             live = live_from_json(data)
             prescan = Prescan.from_json(data.get("prescan"))
     if source is not None:
-        with contextlib.suppress(PolicyValueError):
+        with contextlib.suppress(*damaged):
             allowlist, disabled = allowlist_from_json(source)
     return LiveSettings(live, allowlist, disabled, prescan)
 

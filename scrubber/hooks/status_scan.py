@@ -30,7 +30,7 @@ from scrubber.hooks.status_state import (
     STATE_FORMAT,
     valid_session_id,
 )
-from scrubber.untrusted import MAX_RECORD_BYTES, MAX_STATE_BYTES, load_json
+from scrubber.untrusted import MAX_STATE_BYTES, load_json
 
 # Imported only for type checking: `typing`, `dataclasses` (which pulls in `inspect`) and
 # `hashlib` cost a status-line call more than reading its state file does, so this module uses
@@ -226,7 +226,7 @@ def _build_scanner(home: Path, key: bytes) -> SecretScanner:
     allowlist: Allowlist = Allowlist()
     disabled: tuple[str, ...] = ()
     with contextlib.suppress(OSError, ValueError, PolicyValueError):
-        data = load_json(allowlist_state_file(home), MAX_RECORD_BYTES, follow=False)
+        data = load_json(allowlist_state_file(home), MAX_STATE_BYTES, follow=False)
         if isinstance(data, dict):
             allowlist, disabled = allowlist_from_json(data)
     return build_light_scanner(home, key, allowlist, disabled)

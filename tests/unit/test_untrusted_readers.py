@@ -204,6 +204,26 @@ def _case_uninstall_backup(hazard: str) -> None:
     assert json.loads(_restored_text(data, {"original_backup": str(planted)}) or "") == data
 
 
+def _case_live_settings(hazard: str) -> None:
+    """The live hooks' compiled settings (and the allowlist copy they fall back to): a planted
+    file is the defaults, and tool output is still masked (the hook had raised RecursionError,
+    exit 1, the output unmasked)."""
+    from scrubber import paths
+    from scrubber.hooks import post_tool_use
+    from scrubber.hooks.live_common import live_settings_file
+    from scrubber.hooks.status_state import ALLOWLIST_FILE
+
+    home = _home()
+    _plant(live_settings_file(home), hazard)
+    _plant(paths.state_dir(home) / ALLOWLIST_FILE, hazard)
+    token = "ghp_" + "k3Rz9QvX2mLw8TnB5yHc1JdF6sGa4PeU7oNi"
+    payload = {"tool_name": "Bash", "tool_response": {"stdout": f"token={token}\n"}}
+    out = io.StringIO()
+    stdin = io.BytesIO(json.dumps(payload).encode())
+    assert post_tool_use.main([], stdin=stdin, stdout=out, env=dict(os.environ)) == 0
+    assert token not in out.getvalue() and "REDACTED" in out.getvalue()
+
+
 def _case_install_record(hazard: str) -> None:
     from scrubber.install.record import read_record, record_file
 
