@@ -1,8 +1,8 @@
 """What a retention run killed while it wrote a trash entry leaves behind, found and removed.
 
-`trash_session` creates `trash/<session-id>/` and writes its manifest (through a temp file
-renamed into place) before anything moves. A run killed in between leaves a slot holding
-nothing, or only the manifest's temp file `.manifest.json.<random>.tmp`: every later run then
+`trash_session` creates `trash/<session-id>/` (or `<session-id>.<n>/` for a later version) and
+writes its manifest (through a temp file renamed into place) before anything moves. A run
+killed in between leaves a slot holding nothing, or only the manifest's temp file `.manifest.json.<random>.tmp`: every later run then
 failed on it (exit 3: a slot in the way, with no manifest to complete it from), `undelete`
 could not see it and `doctor` said nothing (issue 11). Such a slot holds no session file, so
 removing it loses nothing; the next run (under the retention lock) does, and `doctor` reports
