@@ -75,20 +75,12 @@ def check_cleanup(config: Path, home: Path, policy: Policy | None, now: datetime
             )
         )
     if unarchived:
-        archive_now = f"`scrub archive --all --older-than {max(1, horizon)}d` now"
-        if not policy.archive.has_recipients:
-            # Without a recipient the bare command is refused: say what makes it work.
-            archive_now = (
-                f"`scrub archive --all --older-than {max(1, horizon)}d -r age1…` now (your "
-                "recipient: `scrub keygen` makes a pair; with `--redact` instead of -r, copies "
-                "without their secrets, in clear)"
-            )
         checks.append(
             Check(
                 "cleanup sweep",
                 Level.WARN,
                 f"{plural(unarchived, 'session')} {soon} and have no archive",
-                f"{archive_now}; {take_over}",
+                f"{_archive_now(policy, max(1, horizon))}; {take_over}",
             )
         )
     days = policy.retention.days
@@ -103,3 +95,14 @@ def check_cleanup(config: Path, home: Path, policy: Policy | None, now: datetime
             )
         )
     return checks
+
+
+def _archive_now(policy: Policy, days: int) -> str:
+    """The archive command that saves what the sweep takes soon. Without a recipient the bare
+    command is refused: say what makes it work."""
+    if policy.archive.has_recipients:
+        return f"`scrub archive --all --older-than {days}d` now"
+    return (
+        f"`scrub archive --all --older-than {days}d -r age1…` now (your recipient: `scrub keygen` "
+        "makes a pair; with `--redact` instead of -r, copies without their secrets, in clear)"
+    )

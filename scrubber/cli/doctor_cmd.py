@@ -24,7 +24,7 @@ import typer
 from scrubber import paths
 from scrubber.cli import common, doctor_plugin
 from scrubber.cli.doctor_cleanup import check_cleanup
-from scrubber.cli.doctor_launchers import check_launcher_homes
+from scrubber.cli.doctor_launchers import check_home_folder, check_launcher_homes
 from scrubber.cli.doctor_model import Check, Level
 from scrubber.errors import ExitCode, ScrubberError
 from scrubber.hooks import status_line, status_scan
@@ -404,6 +404,7 @@ def run_checks(env: Mapping[str, str], now: datetime) -> list[Check]:
     checks += check_hooks(config, home)
     checks += check_live_hooks(config)
     checks += check_launcher_homes(config, home)
+    checks += check_home_folder(home)
     checks += policy_checks
     worker = check_worker(home, env)
     checks += check_spool(home, now.timestamp(), worker_can_run=worker.level is not Level.WARN)

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from scrubber import paths
 from scrubber.cli.doctor_model import Check, Level
+from scrubber.durable import UnsafeFolderError
 from scrubber.errors import ScrubberError
 from scrubber.install import launchers, settings, settings_file
 
@@ -97,3 +98,24 @@ def _elsewhere(pinned: Path, home: Path, pins: dict[str, str]) -> Check:
         f"`SCRUB_HOME={shlex.quote(str(pinned))} scrub doctor` checks the hooks' home; "
         "`scrub install` in this environment registers this one instead",
     )
+
+
+def check_home_folder(home: Path) -> list[Check]:
+    """Scrubber's own folder, judged as every command that writes in it judges it: one writable
+    by group or others, owned by someone else, or a link inside it is refused there (a file
+    planted in it is a cache, a job, a pins file). The SessionEnd hook then queues nothing, and
+    cannot log why either: said here."""
+    try:
+        paths.check_private_dir(home, home)
+    except UnsafeFolderError as error:
+        return [
+            Check(
+                "scrubber folder",
+                Level.FAIL,
+                f"{home} {error.strerror}: ended sessions are not queued (nor logged)",
+                error.hint,
+            )
+        ]
+    except OSError:
+        pass  # missing or unreadable: the checks of what lives in it say so
+    return []

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from scrubber import paths
+from scrubber.durable import UnsafeFolderError
 from scrubber.hooks.detach import spawn_detached
 from scrubber.hooks.files import append_log_line, valid_session_id
 from scrubber.hooks.spool import EnqueueResult, Job, Spool
@@ -152,8 +153,15 @@ def worker_command(
 
 def _log(home: Path, message: str) -> None:
     stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    with contextlib.suppress(OSError):
+    try:
         append_log_line(hook_log(home), f"{stamp} session-end: {message}", home=home)
+    except UnsafeFolderError:
+        # $SCRUB_HOME (or its log/) is refused: no log can be written there, so the one line
+        # goes to stderr (Claude Code's debug output), and `scrub doctor` says why.
+        with contextlib.suppress(OSError, ValueError):
+            print(f"scrubber SessionEnd hook: {message} (see `scrub doctor`)", file=sys.stderr)
+    except OSError:
+        pass
 
 
 def run(

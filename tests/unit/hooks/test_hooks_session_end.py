@@ -202,3 +202,30 @@ def test_without_any_worker_the_job_stays_and_the_log_says_how_to_install(
     session_end.main([], stdin=io.BytesIO(payload(world["CLAUDE_CONFIG_DIR"])), env=env)
     assert len(Spool(Path(world["SCRUB_HOME"])).jobs()) == 1
     assert "install.sh" in log_text(world)
+
+
+def test_a_refused_home_is_said_on_stderr_and_by_doctor(
+    world: dict[str, str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """$SCRUB_HOME writable by its group (a `mkdir` under umask 002): nothing may be queued or
+    logged there (a planted job would be run), so the hook says so on stderr, still exit 0,
+    and `scrub doctor` names the folder and the fix."""
+    from scrubber.cli.doctor_launchers import check_home_folder
+    from scrubber.cli.doctor_model import Level
+
+    for name, value in world.items():  # as a hook runs: its environment is the process's
+        monkeypatch.setenv(name, value)
+    home = Path(world["SCRUB_HOME"])
+    home.mkdir(mode=0o700)
+    home.chmod(0o775)
+    data = payload(world["CLAUDE_CONFIG_DIR"])
+    assert session_end.main([], stdin=io.BytesIO(data), env=world) == 0
+    assert "nothing queued" in capsys.readouterr().err
+    assert list(home.iterdir()) == []
+    [check] = check_home_folder(home)
+    assert check.level is Level.FAIL and "writable by group" in check.message
+    assert check.fix is not None and f"chmod 700 {home}" in check.fix
+    home.chmod(0o700)
+    assert check_home_folder(home) == []
+    assert session_end.main([], stdin=io.BytesIO(data), env=world) == 0
+    assert "queued" in log_text(world) and capsys.readouterr().err == ""
