@@ -24,14 +24,20 @@ from typing import Any
 from scrubber import paths
 from scrubber.activity import append_activity
 from scrubber.archive.age import Identity
-from scrubber.archive.age_errors import AgeHeaderError, AgeMacError, AgePayloadError
+from scrubber.archive.age_errors import (
+    AgeHeaderError,
+    AgeMacError,
+    AgePayloadError,
+    AgeVersionError,
+    ScryptWorkFactorError,
+)
 from scrubber.archive.bundle_errors import BundleError
-from scrubber.archive.errors import ArchiveIntegrityError
+from scrubber.archive.errors import ArchiveError, ArchiveVersionError
 from scrubber.archive.keys import X25519Identity, recipient_fingerprint
 from scrubber.archive.layout import ArchiveEntry, key_needed, list_archives
 from scrubber.archive.manifest import Manifest
 from scrubber.archive.restore import RestoreResult, restore_archive
-from scrubber.archive.verify import opens_with
+from scrubber.archive.verify import opens_with, verify_archive
 from scrubber.errors import KeyMaterialError, ScrubberError, UsageError, path_error_hint
 from scrubber.retention.apply import retention_lock
 from scrubber.retention.trash import trash_session
@@ -242,15 +248,22 @@ def resolve_archive(
     return chosen.path, entries[entries.index(chosen) + 1 :]
 
 
-# What a damaged archive file raises while it is read (not a wrong key, not a refusal).
-_DAMAGE = (AgeHeaderError, AgeMacError, AgePayloadError, ArchiveIntegrityError, BundleError)
+# What a damaged archive file raises while it is read (not a wrong key), and what of that is
+# a refusal instead (a format or a scrypt work factor we do not take): nothing is damaged.
+_DAMAGE = (AgeHeaderError, AgeMacError, AgePayloadError, ArchiveError, BundleError)
+_REFUSALS = (AgeVersionError, ScryptWorkFactorError, ArchiveVersionError)
+
+
+def _damaged(error: ScrubberError) -> bool:
+    return isinstance(error, _DAMAGE) and not isinstance(error, _REFUSALS)
 
 
 def _older_copy(older: Sequence[ArchiveEntry], identities: Sequence[Identity]) -> str | None:
-    """A hint naming the newest older archive the key opens, for when the chosen one is
-    damaged: taking it in its place is the user's call (it lacks what came later)."""
+    """A hint naming the newest older archive the key opens and that is intact as far as a
+    keyless check tells (its sidecar's size and SHA-256, its header), for when the chosen one
+    is damaged: taking it in its place is the user's call (it lacks what came later)."""
     for entry in older:
-        if opens_with(entry.path, identities):
+        if opens_with(entry.path, identities) and _intact(entry.path):
             # Named by version, not path: the project folder in a path is named after the cwd,
             # which can hold a token (`archives list` shows it redacted).
             return (
@@ -259,6 +272,14 @@ def _older_copy(older: Sequence[ArchiveEntry], identities: Sequence[Identity]) -
                 "`scrub restore PATH` with the same key restores it (without what came after it)"
             )
     return None
+
+
+def _intact(path: Path) -> bool:
+    try:
+        verify_archive(path)
+    except (ScrubberError, OSError):
+        return False
+    return True
 
 
 def restore_session(
@@ -307,7 +328,7 @@ def restore_session(
                 f"the version that was there is in {trashed[0]}; `scrub undelete` brings it "
                 "back once its paths are free"
             )
-        elif isinstance(error, _DAMAGE) and older:
+        elif _damaged(error) and older:
             error.hint = _older_copy(older, identities) or error.hint
         raise
     facts = result.manifest.session

@@ -227,27 +227,41 @@ def test_a_session_id_restores_the_newest_archive_the_key_opens(world: World) ->
 
 def test_a_damaged_newest_archive_names_the_older_one_the_key_opens(world: World) -> None:
     key, recipient = keygen(world, "k.txt")
-    assert world.run("archive", FULL, "-r", recipient).returncode == 0
     live = world.config / "projects" / PROJECT / f"{FULL}.jsonl"
-    with live.open("ab") as handle:
-        handle.write(b'{"type":"user","note":"later","timestamp":"2026-03-09T00:00:00.000Z"}\n')
-    assert world.run("archive", FULL, "-r", recipient).returncode == 0
-    older, newest = sorted((world.archives / PROJECT / FULL).glob("*.tar.gz.age"))
+    for day in ("", "2026-03-09", "2026-03-10"):  # three versions, oldest first
+        if day:
+            with live.open("ab") as handle:
+                handle.write(
+                    b'{"type":"user","note":"later","timestamp":"%sT00:00:00.000Z"}\n'
+                    % day.encode()
+                )
+        assert world.run("archive", FULL, "-r", recipient).returncode == 0
+    oldest, middle, newest = sorted((world.archives / PROJECT / FULL).glob("*.tar.gz.age"))
     damaged = bytearray(newest.read_bytes())
     damaged[-40] ^= 0xFF  # inside the last payload chunk: its authentication fails
     newest.write_bytes(bytes(damaged))
+    # The middle one is damaged too (its header): it opens with the key, yet no hint names it.
+    header = bytearray(middle.read_bytes())
+    header[header.index(b"\n---") - 3] ^= 0x01
+    middle.write_bytes(bytes(header))
     done = world.run("restore", FULL[:8], "-i", str(key), "--to", str(world.root / "r"), "--create")
     one_line_error(done, 3, "failed authentication")
     # Never taken in its place without a word (it lacks the later lines): named, by version.
-    version = older.name.removesuffix(".tar.gz.age")
+    version = oldest.name.removesuffix(".tar.gz.age")
     assert f"older archive of this session opens with the key given: {version}" in done.stderr
     assert f"archives list --session {FULL}" in done.stderr
     assert not (world.root / "r" / "projects" / PROJECT).exists()
     # And that one restores, as the hint says.
     again = world.run(
-        "restore", str(older), "-i", str(key), "--to", str(world.root / "r"), "--create"
+        "restore", str(oldest), "-i", str(key), "--to", str(world.root / "r"), "--create"
     )
     assert again.returncode == 0, again.stderr
+    # A newest file that is no archive at all (emptied): the same hint.
+    newest.write_bytes(b"")
+    empty = world.run(
+        "restore", FULL[:8], "-i", str(key), "--to", str(world.root / "e"), "--create"
+    )
+    assert empty.returncode == 3 and f"opens with the key given: {version}" in empty.stderr
 
 
 def test_keygen_y_refuses_what_is_not_an_identity_file(world: World) -> None:
