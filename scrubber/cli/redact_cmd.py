@@ -90,8 +90,10 @@ ForceOption = Annotated[
     bool,
     typer.Option(
         "--force",
-        help="Replace a file already at --output (one input: its copy is written beside it "
-        "and then moved over it). Without it, a file there that is not empty is left alone.",
+        help="Replace files already at --output, for files named one by one (to a FILE, or "
+        "into a DIR): each copy is written beside its place, then moved over it. Without it, "
+        "a file there that is not empty is left alone. (Sessions' copies, --session/--all, "
+        "are scrubber's own and always brought up to date.)",
     ),
 ]
 FormatOption = Annotated[str, typer.Option("--format", help="text or json.")]

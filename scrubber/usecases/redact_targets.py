@@ -161,15 +161,20 @@ def copy_pairs(
     if request.config.is_dir():
         _refuse_dest_in_projects(dest_root, request.config)
     if single_file and output is not None and not output.is_dir():
-        if not request.replace_output:
-            _refuse_filled_output(output)
-        return [(sources[0], output)]
-    # history.jsonl, shell-snapshots/ and paste-cache/ are copied into DEST like the rest: a
-    # copy never rewrites an original (only --in-place does).
-    return [
-        (s, dest_for(s, selection.roots, dest_root, shown_project))
-        for s in [*sources, *selection.global_files]
-    ]
+        pairs = [(sources[0], output)]
+    else:
+        # history.jsonl, shell-snapshots/ and paste-cache/ are copied into DEST like the rest:
+        # a copy never rewrites an original (only --in-place does).
+        pairs = [
+            (s, dest_for(s, selection.roots, dest_root, shown_project))
+            for s in [*sources, *selection.global_files]
+        ]
+    # Files named one by one, to a FILE or a DIR the user gave: what is there is someone's.
+    # (Sessions' copies in a destination shaped like the config dir are scrubber's own.)
+    if request.paths and output is not None and not request.replace_output:
+        for source, dest in pairs:
+            _refuse_filled_output(source, dest)
+    return pairs
 
 
 def dest_for(
@@ -190,11 +195,14 @@ def dest_for(
     return dest / file.name
 
 
-def _refuse_filled_output(output: Path) -> None:
+def _refuse_filled_output(source: Path, output: Path) -> None:
     """An `--output` file that exists and holds something is someone's: replaced only on
-    the user's word. An empty file (what `mktemp` makes for a script) holds nothing to lose."""
+    the user's word. An empty file (what `mktemp` makes for a script) holds nothing to lose.
+    The input itself is left to the check that says a copy never replaces its original."""
     try:
         st = output.lstat()
+        if stat.S_ISREG(st.st_mode) and source.samefile(output):
+            return
     except OSError:
         return  # nothing there (or no way there: writing the copy says why, exit 3)
     if stat.S_ISREG(st.st_mode) and st.st_size == 0:
@@ -203,7 +211,7 @@ def _refuse_filled_output(output: Path) -> None:
         "a file that is not empty" if stat.S_ISREG(st.st_mode) else "something that is not a file"
     )
     raise UsageError(
-        f"--output {output} is {what}: it is left as it is",
+        f"{output} is {what}: it is left as it is (a copy would replace it)",
         hint="add --force to replace it, or choose another --output",
     )
 

@@ -300,6 +300,20 @@ def test_a_file_already_at_output_is_replaced_only_with_force(
     assert scrub_in(world, "redact", source, "--output", kept, "--force").returncode == 0
     assert kept.read_bytes() == empty.read_bytes() != b""
     assert scrub_in(world, "verify", kept, "--original", source).returncode == 0
+    # Into a folder the user gave: the same, file by file.
+    folder = tmp_path / "out"
+    folder.mkdir()
+    assert scrub_in(world, "redact", source, "--output", folder).returncode == 0
+    [placed] = folder.rglob(source.name)
+    placed.write_bytes(b"important\n")  # what someone keeps there since
+    into = scrub_in(world, "redact", source, "--output", folder)
+    assert into.returncode == 2 and "not empty" in into.stderr and "--force" in into.stderr
+    assert placed.read_bytes() == b"important\n"
+    assert scrub_in(world, "redact", source, "--output", folder, "--force").returncode == 0
+    assert placed.read_bytes() == kept.read_bytes()
+    # The input as its own output: the error says what is wrong, not "add --force".
+    itself = scrub_in(world, "redact", kept, "--output", kept)
+    assert itself.returncode == 2 and "--force" not in itself.stderr
 
 
 # -- in place --------------------------------------------------------------------------------
