@@ -27,6 +27,7 @@ from scrubber.durable import UnsafeFolderError
 from scrubber.hooks.detach import spawn_detached
 from scrubber.hooks.files import append_log_line, valid_session_id
 from scrubber.hooks.spool import EnqueueResult, Job, Spool
+from scrubber.hooks.status_state import plain_word
 
 TYPE_CHECKING = False  # `typing` costs start-up time; only the type checker needs it
 if TYPE_CHECKING:
@@ -87,17 +88,8 @@ def parse_payload(data: bytes) -> Payload:
     return Payload(
         session_id=session_id,
         transcript_path=transcript,
-        reason=reason if isinstance(reason, str) and _plain_word(reason) else "other",
+        reason=reason if isinstance(reason, str) and plain_word(reason) else "other",
         cwd=cwd if isinstance(cwd, str) else None,
-    )
-
-
-def _plain_word(value: str) -> bool:
-    """Claude Code's reasons are words (`clear`, `logout`, `prompt_input_exit`); anything else
-    would go into the hook log and the job as it came: a line break forging log lines, a
-    terminal escape for whoever reads it, a pasted token."""
-    return (
-        0 < len(value) <= 64 and value.isascii() and all(c.isalnum() or c in "_-." for c in value)
     )
 
 

@@ -29,6 +29,7 @@ from pathlib import Path
 
 from scrubber import paths
 from scrubber.hooks.files import fsync_dir, valid_session_id, write_json_atomic
+from scrubber.hooks.status_state import plain_word
 from scrubber.untrusted import MAX_RECORD_BYTES, load_json
 
 TYPE_CHECKING = False  # the SessionEnd hook imports this module: no `typing` at run time
@@ -108,7 +109,8 @@ class Job:
         return cls(
             session_id=session_id,
             transcript_path=transcript,
-            reason=reason if isinstance(reason, str) else "other",
+            # A job file is read as untrusted: its reason reaches the logs (status_state).
+            reason=reason if isinstance(reason, str) and plain_word(reason) else "other",
             cwd=cwd if isinstance(cwd, str) else None,
             ended_at=num("ended_at"),
             transcript_size=opt_int("transcript_size"),

@@ -40,6 +40,13 @@ def wants_color(env: Mapping[str, str]) -> bool:
     return not env.get("NO_COLOR")
 
 
+def plain_word(value: object) -> bool:
+    """Claude Code's SessionEnd reasons are words (`clear`, `logout`, `prompt_input_exit`);
+    anything else would go into the hook log, the job and the activity log as it came: a line
+    break forging log lines, a terminal escape for whoever reads them, a pasted token."""
+    return isinstance(value, str) and 0 < len(value) <= 64 and all(c in _ID_CHARS for c in value)
+
+
 def valid_session_id(value: object) -> bool:
     """Claude Code's session ids are uuids; a few more characters are allowed for future
     shapes, but never a path separator, a leading dot or `..`: the id becomes a file name."""

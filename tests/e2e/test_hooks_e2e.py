@@ -397,6 +397,34 @@ def test_the_plugin_shim_records_the_job_even_without_the_package(
     assert len(Spool(world.home).jobs()) == 1
 
 
+def test_the_plugin_shims_fallback_follows_no_link_and_keeps_only_plain_reasons(
+    world: World, tmp_path: Path
+) -> None:
+    plugin = tmp_path / "plugin" / "hooks"
+    plugin.mkdir(parents=True)
+    shutil.copy(SHIM, plugin / "session-end")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    world.home.mkdir(parents=True, exist_ok=True)
+    (world.home / "log").symlink_to(elsewhere)  # planted: the log would land there
+    token = "sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc"
+    odd = f"x\n2026-01-01T00:00:00Z session-end: forged \u001b[31m {token}"
+    done = subprocess.run(
+        [sys.executable, "-I", "-S", str(plugin / "session-end")],
+        input=world.payload(reason=odd),
+        capture_output=True,
+        env=world.env(),
+        start_new_session=True,
+        timeout=30,
+        check=False,
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+    assert list(elsewhere.iterdir()) == []  # nothing written through the link
+    [spooled] = Spool(world.home).jobs()
+    assert spooled.job.reason == "other"
+    assert token not in (world.home / "spool" / f"{FULL}.json").read_text()
+
+
 @pytest.mark.slow
 def test_the_status_line_shows_secrets_after_its_background_scan(world: World) -> None:
     installed(world, "archive")
