@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from scrubber.archive.bundle import collect_bundle, content_digest
+from scrubber.archive.bundle import collect_bundle, content_digest, walk_bundle
 from scrubber.archive.layout import archives_of, list_archives, sidecar_path
 from scrubber.archive.sidecar import Sidecar
 from scrubber.archive.verify import verify_archive
@@ -167,8 +167,19 @@ class StoreArchiveIndex:
 
 def redacted_current(sidecar: Sidecar, last: datetime | None, session: BundleSession) -> bool:
     """Whether an archive that does not match the bundle is a `--redact` copy of the session
-    as it is now: its secrets are gone, so its content differs by design (ArchiveCheck)."""
-    return bool(sidecar.redacted) and last is not None and last == session.last_timestamp
+    as it is now: its secrets are gone, so its content differs by design (ArchiveCheck). Its
+    digest cannot tell, so: the same last timestamp, and no file of the bundle changed since
+    the archive was written (a side file appended to keeps the transcript's timestamp)."""
+    if not sidecar.redacted or last is None or last != session.last_timestamp:
+        return False
+    info = _as_session_info(session)
+    written = sidecar.created.timestamp()
+    try:
+        return all(
+            st.st_mtime <= written for _, _, st in walk_bundle(info.config_dir, info.bundle_paths())
+        )
+    except (OSError, ScrubberError):
+        return False
 
 
 def _as_session_info(session: BundleSession) -> SessionInfo:

@@ -5,6 +5,8 @@ test_retention_cli.py's."""
 from __future__ import annotations
 
 import json
+import os
+import time
 from pathlib import Path
 
 import pytest
@@ -170,6 +172,13 @@ def test_a_current_redacted_archive_is_shown_as_redacted_not_older(env: Env) -> 
     assert row["archived"] == "stale" and row["archive_redacted"] is True
     line = next(s for s in env.run("sessions").stdout.splitlines() if other.session_id in s)
     assert " redacted " in line and " older " not in line
+    # A side file written to since (the transcript's last timestamp is the same): older.
+    side = next(p for p in other.paths if p != other.transcript and p.is_file())
+    later = time.time() + 60
+    os.utime(side, (later, later))
+    assert listed()["archive_redacted"] is False
+    os.utime(side, (ago(70).timestamp(),) * 2)
+    assert listed()["archive_redacted"] is True
     # The session moves on (a later record): the redacted archive is of an older version now.
     write_session(env.config, cwd=other.cwd, last=ago(0), session_id=other.session_id, seed=43)
     row = listed()
