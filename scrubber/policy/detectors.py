@@ -72,6 +72,7 @@ RULE_NAMES: frozenset[str] = frozenset(
         "jenkins-encrypted-secret",
         "jwt",
         "labelled-secret",
+        "labelled-secret-colon",
         "labelled-secret-name-value",
         "labelled-secret-next-line",
         "labelled-secret-pair",
