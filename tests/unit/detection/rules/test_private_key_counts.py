@@ -68,7 +68,9 @@ def test_body_runs_are_the_regexes_matches(pieces: list[str]) -> None:
 
 
 def _key_file_body_by_regex(text: str) -> list[tuple[int, int]]:
-    """KeyFileBodyRule as first written: every position searched, armours looked for anew."""
+    """KeyFileBodyRule as first written: every position searched, armours looked for anew;
+    then, as the rule says since, a body's short last line that is what is left of it (padded
+    or random-looking, never a plain word) is its tail."""
     spans = []
     for run in private_key._BODY_RUN.finditer(text):
         armours = private_key._ANY_BEGIN.findall(text, 0, run.start())
@@ -78,6 +80,9 @@ def _key_file_body_by_regex(text: str) -> list[tuple[int, int]]:
         start = lead.end() if lead else run.start()
         trail = private_key._TRAILING_NOISE.search(text, start, run.end())
         end = trail.start() if trail else run.end()
+        last = private_key._LAST_BODY_LINE.match(text, run.end())
+        if last is not None and private_key._body_tail(last.group("body")):
+            end = last.end("body")
         if end > start:
             spans.append((start, end))
     return spans
