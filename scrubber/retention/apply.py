@@ -303,8 +303,10 @@ def recover_incomplete(
     now: datetime,
 ) -> tuple[Outcome, ...]:
     """Finish what a crash interrupted. A half-filled trash entry whose transcript already
-    moved (it moves last) is complete; one whose session this run removes anyway is completed
-    by that removal; any other goes back where it came from, so no session stays split."""
+    moved (it moves last) is complete, even when a transcript is back at its place (a
+    `restore --force` put the archived version there since: this one is a version of its
+    own); one whose session this run removes anyway is completed by that removal; any other
+    goes back where it came from, so no session stays split."""
     outcomes = [
         Outcome(
             path.relative_to(paths.trash_dir(home)).as_posix(),
@@ -317,8 +319,7 @@ def recover_incomplete(
     ]
     for slot, manifest in list_trash(home).incomplete:
         key = SessionKey(manifest.project, manifest.session_id)
-        origin = config_dir / manifest.transcript
-        if os.path.lexists(slot / manifest.transcript) and not os.path.lexists(origin):
+        if os.path.lexists(slot / manifest.transcript):
             write_trash_manifest(slot, replace(manifest, complete=True, trashed_at=now))
             outcomes.append(
                 Outcome(

@@ -23,6 +23,7 @@ import stat
 import tempfile
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Protocol
 
@@ -207,12 +208,12 @@ def trash_session(
     if not safe_name(session.id) or not safe_name(session.project):
         raise TrashError(f"{session.transcript}: a name that cannot be a trash folder; kept")
     root = paths.ensure_private_dir(paths.trash_dir(home))
-    half = _half_filled(root, session)
-    previous = half[1] if half is not None else None
     transcript = session.transcript
     bundle = [p for p in session.bundle_paths() if p != transcript]
     if not (without_transcript and not os.path.lexists(transcript)):
         bundle.append(transcript)  # last out, so a crash leaves a session Claude Code finds
+    half = _half_filled(root, session, [_relative(p, config_dir) for p in bundle])
+    previous = half[1] if half is not None else None
     entries: dict[str, TrashEntry] = {e.path: e for e in (previous.entries if previous else ())}
     for path in bundle:
         _refuse_symlinked_parents(path, config_dir)
@@ -241,9 +242,14 @@ def trash_session(
     return slot
 
 
-def _half_filled(root: Path, session: BundleSession) -> tuple[Path, TrashManifest] | None:
+def _half_filled(
+    root: Path, session: BundleSession, moving: list[str]
+) -> tuple[Path, TrashManifest] | None:
     """The newest slot a crash left half-filled while it trashed this session (same id and
-    project, manifest still "moving"), to be completed rather than split in two."""
+    project, manifest still "moving"), to be completed rather than split in two. Never one
+    that already holds the session's transcript (it moves last: that version is whole, and
+    this is a newer one) or any of the paths about to move (`moving`, relative to the config
+    dir): those are another version's files, never overwritten."""
     found = []
     with os.scandir(root) as listing:
         names = [entry.name for entry in listing]
@@ -256,7 +262,13 @@ def _half_filled(root: Path, session: BundleSession) -> tuple[Path, TrashManifes
             manifest = read_trash_manifest(slot)
         except TrashError:
             continue  # not ours to fill: a new folder is taken instead
-        if not manifest.complete and manifest.project == session.project:
+        if (
+            not manifest.complete
+            and manifest.session_id == session.id
+            and manifest.project == session.project
+            and not os.path.lexists(slot / manifest.transcript)
+            and not any(os.path.lexists(slot / relative) for relative in moving)
+        ):
             found.append((version, slot, manifest))
     if not found:
         return None
@@ -264,9 +276,20 @@ def _half_filled(root: Path, session: BundleSession) -> tuple[Path, TrashManifes
     return slot, manifest
 
 
+def _holds_version_of(session_id: str, slot: Path) -> bool:
+    """Whether `slot` is a trash folder of ours for `session_id` (a real folder whose manifest
+    names it): the numbering of versions counts only those."""
+    if slot.is_symlink() or not slot.is_dir():
+        return False
+    try:
+        return read_trash_manifest(slot).session_id == session_id
+    except TrashError:
+        return False
+
+
 def _new_slot(root: Path, session_id: str) -> Path:
     try:
-        slot, _version = claim_slot(root, session_id)
+        slot, _version = claim_slot(root, session_id, partial(_holds_version_of, session_id))
     except FileExistsError:
         raise TrashError(
             f"{root}: every trash folder name for session {session_id} is taken; kept",

@@ -13,6 +13,7 @@ Stdlib only and free of the trash module, so the plan, the trash and its readers
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 __all__ = ["MAX_VERSIONS", "VERSION_SEPARATOR", "claim_slot", "slot_name", "version_of"]
@@ -43,17 +44,20 @@ def version_of(name: str, session_id: str) -> int | None:
     return version if 2 <= version <= MAX_VERSIONS else None
 
 
-def claim_slot(root: Path, session_id: str) -> tuple[Path, int]:
+def claim_slot(
+    root: Path, session_id: str, ours: Callable[[Path], bool] = lambda _slot: True
+) -> tuple[Path, int]:
     """Create the folder for a new version of `session_id` in `root` (the trash) and return it
     with its version. Whatever already lies at a name of this session (our own slots, a folder
     or link someone planted) is left alone and not reused: the new folder is made by an
-    exclusive mkdir at a name nothing holds, one number above the highest taken."""
+    exclusive mkdir at a name nothing holds, one number above the highest of the slots that
+    are `ours` (a folder planted at `<id>.10000` must not use up the numbers)."""
     try:
         with os.scandir(root) as listing:
             names = [entry.name for entry in listing]
     except FileNotFoundError:
         names = []
-    taken = [v for v in (version_of(n, session_id) for n in names) if v is not None]
+    taken = [v for n in names if (v := version_of(n, session_id)) is not None and ours(root / n)]
     version = max(taken, default=0) + 1
     while version <= MAX_VERSIONS:
         slot = root / slot_name(session_id, version)

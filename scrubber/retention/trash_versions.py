@@ -88,7 +88,10 @@ def find_in_trash(home: Path, query: str, version: int | None = None) -> Slot:
 def _pick(home: Path, query: str, version: int | None) -> tuple[Slot, list[Slot]]:
     matched, every = find_versions(home, query)
     if version is None:
-        chosen = matched[0]
+        # The newest whole version: a half-moved one (a killed run) is put back by the next
+        # retention run, or named with --version; it never stands in for a whole one.
+        complete = [item for item in matched if item[1].complete]
+        chosen = (complete or matched)[0]
     else:
         numbered = [item for item in every if _version(item) == version]
         if not numbered:

@@ -238,3 +238,90 @@ def test_retention_purges_the_expired_version_only(dirs: tuple[Path, Path]) -> N
     _version(config, seed=3, days=43)
     slot = trash_session(one(config, SID), config_dir=config, home=home, now=NOW)
     assert slot.name == f"{SID}.3"
+
+
+def _crash_before_the_last_manifest(
+    config: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Trash SID and die after every file moved, before the manifest says "complete"."""
+    real_write = trash_module.write_trash_manifest
+    calls = {"n": 0}
+
+    def crash_on_the_second(slot: Path, manifest: object) -> None:
+        calls["n"] += 1
+        if calls["n"] > 1:
+            raise KeyboardInterrupt
+        real_write(slot, manifest)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(trash_module, "write_trash_manifest", crash_on_the_second)
+    with pytest.raises(KeyboardInterrupt):
+        trash_session(one(config, SID), config_dir=config, home=home, now=NOW)
+    monkeypatch.undo()
+
+
+def test_a_whole_version_whose_place_was_refilled_is_complete_not_put_back(
+    dirs: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Review of 5740913: a `restore --force` killed after the transcript moved, then run
+    again, put the archived version back in place. Recovery tried to put the trashed one back
+    over it (exit 3 on every retention run after), and the next trash reused its folder (a
+    file 'already exists'). It is a whole version: completed, and the next one gets its own."""
+    config, home = dirs
+    _trash_two(config, home)
+    _version(config, seed=3, days=43)
+    _crash_before_the_last_manifest(config, home, monkeypatch)
+    third = {k: v for k, v in tree(home / "trash" / f"{SID}.3").items() if k != "manifest.json"}
+    _version(config, seed=4, days=42)  # the archived copy, written back in place
+    outcomes = recover_incomplete(home, config, set(), now=NOW)
+    assert [(o.subject, o.error) for o in outcomes] == [(f"{SID}.3", False)]
+    assert read_trash_manifest(home / "trash" / f"{SID}.3").complete
+    slot = trash_session(one(config, SID), config_dir=config, home=home, now=NOW)
+    kept = {k: v for k, v in tree(home / "trash" / f"{SID}.3").items() if k != "manifest.json"}
+    assert slot.name == f"{SID}.4" and kept == third
+
+
+def test_a_half_filled_folder_of_another_session_is_never_filled(
+    dirs: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ids `abc` and `abc.2` (discovery takes any file stem): trashing `abc` must not complete
+    the half-filled folder of session `abc.2`."""
+    config, home = dirs
+    other = f"{SID}.2"
+    write_session(config, cwd="/home/me/web", last=NOW - timedelta(days=45), session_id=other)
+    real_move = trash_module._move
+    monkeypatch.setattr(
+        trash_module, "_move", lambda *a, **k: (_ for _ in ()).throw(KeyboardInterrupt)
+    )
+    with pytest.raises(KeyboardInterrupt):
+        trash_session(one(config, other), config_dir=config, home=home, now=NOW)
+    monkeypatch.setattr(trash_module, "_move", real_move)
+    _version(config, seed=1)
+    slot = trash_session(one(config, SID), config_dir=config, home=home, now=NOW)
+    assert slot.name == SID
+    assert read_trash_manifest(home / "trash" / other).session_id == other
+
+
+def test_a_planted_high_number_does_not_use_up_the_versions(dirs: tuple[Path, Path]) -> None:
+    config, home = dirs
+    _version(config, seed=1)
+    (home / "trash" / f"{SID}.10000").mkdir(parents=True)  # not ours: no manifest
+    slot = trash_session(one(config, SID), config_dir=config, home=home, now=NOW)
+    assert slot.name == SID
+    _version(config, seed=2, days=44)
+    slot = trash_session(one(config, SID), config_dir=config, home=home, now=NOW)
+    assert slot.name == f"{SID}.2" and list((home / "trash" / f"{SID}.10000").iterdir()) == []
+
+
+def test_undelete_brings_back_a_whole_version_before_a_half_moved_one(
+    dirs: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config, home = dirs
+    _version(config, seed=1)
+    trash_session(one(config, SID), config_dir=config, home=home, now=NOW - timedelta(hours=1))
+    whole = _version(config, seed=2, days=44).transcript.read_bytes()
+    trash_session(one(config, SID), config_dir=config, home=home, now=NOW)
+    _version(config, seed=3, days=43)
+    _crash_before_the_last_manifest(config, home, monkeypatch)
+    result = undelete(home, config, SID, now=NOW)
+    assert (config / "projects" / PROJECT / f"{SID}.jsonl").read_bytes() == whole
+    assert result is not None
