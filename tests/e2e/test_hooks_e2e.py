@@ -423,6 +423,15 @@ def test_the_plugin_shims_fallback_follows_no_link_and_keeps_only_plain_reasons(
     [spooled] = Spool(world.home).jobs()
     assert spooled.job.reason == "other"
     assert token not in (world.home / "spool" / f"{FULL}.json").read_text()
+    # `$` matches before a final line break: an id or reason ending in one is refused too.
+    for fields in ({"reason": "clear\n"}, {"session_id": "abc\n"}):
+        subprocess.run(
+            [sys.executable, "-I", "-S", str(plugin / "session-end")],
+            input=world.payload(**fields), env=world.env(), timeout=30, check=True,
+        )  # fmt: skip
+    names = sorted(p.name for p in (world.home / "spool").iterdir())
+    assert names == [f"{FULL}.json"]
+    assert json.loads((world.home / "spool" / f"{FULL}.json").read_text())["reason"] == "other"
 
 
 @pytest.mark.slow
