@@ -105,17 +105,20 @@ def check_home_folder(home: Path) -> list[Check]:
     by group or others, owned by someone else, or a link inside it is refused there (a file
     planted in it is a cache, a job, a pins file). The SessionEnd hook then queues nothing, and
     cannot log why either: said here."""
-    try:
-        paths.check_private_dir(home, home)
-    except UnsafeFolderError as error:
-        return [
-            Check(
-                "scrubber folder",
-                Level.FAIL,
-                f"{home} {error.strerror}: ended sessions are not queued (nor logged)",
-                error.hint,
-            )
-        ]
-    except OSError:
-        pass  # missing or unreadable: the checks of what lives in it say so
+    # The folder and the two the SessionEnd hook writes in (its jobs, its log).
+    for folder in (home, paths.spool_dir(home), home / "log"):
+        try:
+            paths.check_private_dir(folder, home)
+        except UnsafeFolderError as error:
+            return [
+                Check(
+                    "scrubber folder",
+                    Level.FAIL,
+                    f"{error.filename} {error.strerror}: ended sessions are not queued "
+                    "(nor logged)",
+                    error.hint,
+                )
+            ]
+        except OSError:
+            return []  # missing or unreadable: the checks of what lives in it say so
     return []

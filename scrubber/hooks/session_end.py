@@ -221,6 +221,10 @@ def main(
         _log(home, run(data, environment, worker_python=worker_python))
     except Rejected as why:
         _log(home, f"ignored: {why}")
+    except UnsafeFolderError as error:
+        # Our own folder, refused: its path and what is wrong with it are ours to say (the
+        # path is $SCRUB_HOME or one below it, never the payload's).
+        _log(home, f"{error.filename} {error.strerror}; nothing queued")
     except Exception as error:  # a hook must never fail Claude Code
         # The type and errno only: an exception's text can quote a path or the payload.
         detail = f" (errno {error.errno})" if isinstance(error, OSError) else ""

@@ -220,7 +220,8 @@ def test_a_refused_home_is_said_on_stderr_and_by_doctor(
     home.chmod(0o775)
     data = payload(world["CLAUDE_CONFIG_DIR"])
     assert session_end.main([], stdin=io.BytesIO(data), env=world) == 0
-    assert "nothing queued" in capsys.readouterr().err
+    said = capsys.readouterr().err
+    assert "nothing queued" in said and f"{home} is writable by group" in said
     assert list(home.iterdir()) == []
     [check] = check_home_folder(home)
     assert check.level is Level.FAIL and "writable by group" in check.message
@@ -229,3 +230,7 @@ def test_a_refused_home_is_said_on_stderr_and_by_doctor(
     assert check_home_folder(home) == []
     assert session_end.main([], stdin=io.BytesIO(data), env=world) == 0
     assert "queued" in log_text(world) and capsys.readouterr().err == ""
+    # Only its log/ folder open to the group: doctor names that one.
+    (home / "log").chmod(0o770)
+    [check] = check_home_folder(home)
+    assert check.level is Level.FAIL and f"{home / 'log'} is writable by group" in check.message
