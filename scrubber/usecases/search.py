@@ -468,5 +468,6 @@ def _resume(session: SearchedSession, key_hint: str) -> tuple[str, ...]:
     if session.origin is Origin.ARCHIVE:
         return (f"scrub restore {session.session_id} -i {key_hint}", resume)
     if session.origin is Origin.TRASH:
-        return (f"scrub undelete {session.session_id}", resume)
+        version = f" --version {session.trash_version}" if session.trash_version else ""
+        return (f"scrub undelete {session.session_id}{version}", resume)
     return (resume,)

@@ -16,6 +16,7 @@ import io
 import os
 import re
 import zlib
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field, replace
@@ -35,6 +36,7 @@ from scrubber.detection.scan import SecretScanner
 from scrubber.errors import ScrubberError, UsageError
 from scrubber.paths import open_regular
 from scrubber.retention.trash import list_trash
+from scrubber.retention.trash_names import version_of
 from scrubber.transcript.jsonl import IO_BUFFER
 from scrubber.transcript.metadata import TranscriptMetadata, read_metadata
 from scrubber.transcript.sessions import discover
@@ -84,6 +86,9 @@ class SearchedSession:
     side_values: Callable[[KnownValues, SecretScanner], None] | None = field(
         default=None, repr=False
     )
+    # Which trashed version this is, when the trash holds several of the session (`scrub
+    # undelete --version N` brings back this one; without it, the newest comes back).
+    trash_version: int | None = None
 
     def in_project(self, project: str) -> bool:
         """`project` names the project folder, part of it, or the working directory (whose
@@ -170,6 +175,7 @@ def live_sessions(config_dir: Path, history: HistoryValues | None = None) -> lis
 def trashed_sessions(home: Path) -> tuple[list[SearchedSession], list[SkippedSource]]:
     listing = list_trash(home)
     found: list[SearchedSession] = []
+    versions = Counter(m.session_id for _, m in [*listing.complete, *listing.incomplete])
     for slot, manifest in listing.complete:
         base = slot / "projects" / manifest.project
         transcripts = (
@@ -195,6 +201,9 @@ def trashed_sessions(home: Path) -> tuple[list[SearchedSession], list[SkippedSou
                 open_transcripts=partial(_files, transcripts),
                 files=transcripts,
                 side_values=side_values,
+                trash_version=version_of(slot.name, manifest.session_id)
+                if versions[manifest.session_id] > 1
+                else None,
             )
         )
     skipped = [SkippedSource(str(slot), reason) for slot, reason in listing.problems]

@@ -106,3 +106,20 @@ def test_undelete_help_documents_the_version_option(world: World) -> None:
     shown = world.run("undelete", "--help")
     assert shown.returncode == 0
     assert "--version" in shown.stdout and "scrub undelete 3f9a2c1e --version 1" in shown.stdout
+
+
+def test_search_in_the_trash_names_the_version_that_holds_the_hit(world: World) -> None:
+    """`scrub search --trash` said `scrub undelete ID` for a hit in version 1, which brings
+    back the newest: it names the version now."""
+    key, recipient = keygen(world)
+    assert world.run("archive", FULL[:8], "-r", recipient).returncode == 0
+    for word in ("marker-one", "marker-two"):  # each in one replaced version only
+        said = {"type": "user", "sessionId": FULL, "message": {"role": "user", "content": word}}
+        _append(world, json.dumps(said).encode() + b"\n")
+        done = world.run("restore", FULL[:8], "-i", str(key), "--force")
+        assert done.returncode == 0, done.stderr
+    one = world.run("search", "marker-one", "--trash")
+    assert one.returncode == 0, one.stderr
+    assert f"scrub undelete {FULL} --version 1" in one.stdout and "--version 2" not in one.stdout
+    two = world.run("search", "marker-two", "--trash")
+    assert f"scrub undelete {FULL} --version 2" in two.stdout and "--version 1" not in two.stdout
