@@ -169,6 +169,7 @@ def copy_pairs(
             (s, dest_for(s, selection.roots, dest_root, shown_project))
             for s in [*sources, *selection.global_files]
         ]
+    _refuse_shared_destinations(pairs)
     # Files named one by one, to a FILE or a DIR the user gave: what is there is someone's.
     # (Sessions' copies in a destination shaped like the config dir are scrubber's own.)
     if request.paths and output is not None and not request.replace_output:
@@ -193,6 +194,19 @@ def dest_for(
                 parts = (parts[0], shown, *parts[2:])
         return dest.joinpath(*parts)
     return dest / file.name
+
+
+def _refuse_shared_destinations(pairs: list[tuple[Path, Path]]) -> None:
+    """Two inputs whose copies would land at one place (`a/x.jsonl b/x.jsonl -o DIR`): said
+    before anything is written (the second copy's temp file failed mid-run, exit 3)."""
+    seen: dict[Path, Path] = {}
+    for source, dest in pairs:
+        if dest in seen and seen[dest] != source:
+            raise UsageError(
+                f"{seen[dest]} and {source} would both be copied to {dest}",
+                hint="redact them one at a time, each with its own --output",
+            )
+        seen[dest] = source
 
 
 def _refuse_filled_output(source: Path, output: Path) -> None:

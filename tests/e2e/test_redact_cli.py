@@ -316,6 +316,19 @@ def test_a_file_already_at_output_is_replaced_only_with_force(
     assert itself.returncode == 2 and "--force" not in itself.stderr
 
 
+def test_two_inputs_with_one_destination_are_refused_before_anything_is_written(
+    world: Any, scrub_in: Callable[..., Any], tmp_path: Path
+) -> None:
+    for name, source in (("a", SHOP_FILE), ("b", SHOP_FILE)):
+        (tmp_path / name).mkdir()
+        shutil.copy(world.config / source, tmp_path / name / "x.jsonl")
+    out = tmp_path / "out"
+    done = scrub_in(world, "redact", tmp_path / "a" / "x.jsonl", tmp_path / "b" / "x.jsonl",
+                    "--output", out)  # fmt: skip
+    assert done.returncode == 2 and "would both be copied to" in done.stderr
+    assert not out.exists()
+
+
 # -- in place --------------------------------------------------------------------------------
 
 
