@@ -155,6 +155,12 @@ def write_archive(
     folder = root / project / session_id
     for existing in archives_of(root, project, session_id):
         if _same_version(existing, manifest):
+            if redacted:
+                # Found just now to hold the session as it is: a redacted copy's digest cannot
+                # say that later (its content differs from the bundle by design), its sidecar's
+                # mtime does (usecases/archive_index.redacted_current).
+                with contextlib.suppress(OSError):
+                    os.utime(sidecar_path(existing.path))
             return WrittenArchive(existing, manifest, created=False)
     stem = version_name(
         facts.last_timestamp or datetime.fromtimestamp(manifest.transcript.mtime_ns / 1e9, tz=UTC)

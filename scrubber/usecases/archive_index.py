@@ -66,9 +66,8 @@ class StoreArchiveIndex:
         )
         if same:
             return ArchiveCheck(ArchiveStatus.VERIFIED, ref)
-        return ArchiveCheck(
-            ArchiveStatus.STALE, ref, redacted_current(entry.sidecar, entry.last_timestamp, session)
-        )
+        current = redacted_current(entry.sidecar, entry.last_timestamp, session, entry.path)
+        return ArchiveCheck(ArchiveStatus.STALE, ref, current)
 
     def archive(self, session: BundleSession) -> ArchiveCheck:
         from scrubber.usecases.archive import archive_sessions, resolve_encryption
@@ -165,15 +164,23 @@ class StoreArchiveIndex:
                 item.unlink()  # unlink never follows a link
 
 
-def redacted_current(sidecar: Sidecar, last: datetime | None, session: BundleSession) -> bool:
+def redacted_current(
+    sidecar: Sidecar, last: datetime | None, session: BundleSession, checked: Path | None = None
+) -> bool:
     """Whether an archive that does not match the bundle is a `--redact` copy of the session
     as it is now: its secrets are gone, so its content differs by design (ArchiveCheck). Its
     digest cannot tell, so: the same last timestamp, and no file of the bundle changed since
-    the archive was written (a side file appended to keeps the transcript's timestamp)."""
+    the archive was written (a side file appended to keeps the transcript's timestamp), or
+    since `scrub archive --redact` last found it the same (the sidecar's mtime, of the local
+    archive `checked`)."""
     if not sidecar.redacted or last is None or last != session.last_timestamp:
         return False
     info = _as_session_info(session)
     written = sidecar.created.timestamp()
+    if checked is not None:
+        # `scrub archive --redact` found it to hold the session as it is at this moment.
+        with contextlib.suppress(OSError):
+            written = max(written, sidecar_path(checked).stat().st_mtime)
     try:
         return all(
             st.st_mtime <= written for _, _, st in walk_bundle(info.config_dir, info.bundle_paths())
