@@ -114,6 +114,21 @@ def _same_version(entry: ArchiveEntry, manifest: Manifest) -> bool:
     )
 
 
+def _existing_version(
+    root: Path, project: str, session_id: str, manifest: Manifest
+) -> ArchiveEntry | None:
+    """The archive already written of this very version, if any. A redacted one found here
+    holds the session as it is now: its digest cannot say that later (its content differs from
+    the bundle by design), its sidecar's mtime does (usecases/archive_index.redacted_current)."""
+    for existing in archives_of(root, project, session_id):
+        if _same_version(existing, manifest):
+            if manifest.redacted:
+                with contextlib.suppress(OSError):
+                    os.utime(sidecar_path(existing.path))
+            return existing
+    return None
+
+
 def write_archive(
     root: Path,
     facts: SessionFacts,
@@ -153,15 +168,9 @@ def write_archive(
     )  # fmt: skip
     clear = clear_manifest(manifest, clear_fields, redact_text, sidecar_facts)
     folder = root / project / session_id
-    for existing in archives_of(root, project, session_id):
-        if _same_version(existing, manifest):
-            if redacted:
-                # Found just now to hold the session as it is: a redacted copy's digest cannot
-                # say that later (its content differs from the bundle by design), its sidecar's
-                # mtime does (usecases/archive_index.redacted_current).
-                with contextlib.suppress(OSError):
-                    os.utime(sidecar_path(existing.path))
-            return WrittenArchive(existing, manifest, created=False)
+    existing = _existing_version(root, project, session_id, manifest)
+    if existing is not None:
+        return WrittenArchive(existing, manifest, created=False)
     stem = version_name(
         facts.last_timestamp or datetime.fromtimestamp(manifest.transcript.mtime_ns / 1e9, tz=UTC)
     )
