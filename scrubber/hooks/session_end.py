@@ -185,7 +185,7 @@ def run(
         transcript_size=size,
         transcript_mtime_ns=mtime_ns,
     )
-    paths.ensure_private_dir(home)
+    paths.ensure_private_dir(home, home)  # the env given, not the process's
     result = Spool(home).enqueue(job)
     message = f"session {job.session_id} {result.value} (reason {job.reason}, {seen})"
     if env.get(ENV_NO_WORKER) == "1":

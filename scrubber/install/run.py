@@ -137,7 +137,7 @@ def install(
         return report
     if options.schedule == "cron":
         check_cron_available(env, home)  # before anything is written
-    paths.ensure_private_dir(home)
+    paths.ensure_private_dir(home, home)  # the env given, not the process's
     if new_text != current.text:
         report.backup = backup_settings(current, home, now=now)
     new_record = _new_record(current, record, report, launchers)

@@ -213,8 +213,9 @@ def test_a_refused_home_is_said_on_stderr_and_by_doctor(
     from scrubber.cli.doctor_launchers import check_home_folder
     from scrubber.cli.doctor_model import Level
 
-    for name, value in world.items():  # as a hook runs: its environment is the process's
-        monkeypatch.setenv(name, value)
+    # The environment given is the one judged (it was the process's: another $SCRUB_HOME,
+    # under which this one counted as a folder outside scrubber's and was just tightened).
+    monkeypatch.delenv("SCRUB_HOME", raising=False)
     home = Path(world["SCRUB_HOME"])
     home.mkdir(mode=0o700)
     home.chmod(0o775)
