@@ -13,8 +13,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from scrubber.archive.bundle import collect_bundle, content_digest, walk_bundle
+from scrubber.archive.bundle import collect_bundle, content_digest
 from scrubber.archive.layout import archives_of, list_archives, sidecar_path
+from scrubber.archive.manifest import BundleFile
 from scrubber.archive.sidecar import Sidecar
 from scrubber.archive.verify import verify_archive
 from scrubber.errors import ScrubberError, UsageError
@@ -66,7 +67,9 @@ class StoreArchiveIndex:
         )
         if same:
             return ArchiveCheck(ArchiveStatus.VERIFIED, ref)
-        current = redacted_current(entry.sidecar, entry.last_timestamp, session, entry.path)
+        current = redacted_current(
+            entry.sidecar, entry.last_timestamp, session, contents.files, entry.path
+        )
         return ArchiveCheck(ArchiveStatus.STALE, ref, current)
 
     def archive(self, session: BundleSession) -> ArchiveCheck:
@@ -165,28 +168,26 @@ class StoreArchiveIndex:
 
 
 def redacted_current(
-    sidecar: Sidecar, last: datetime | None, session: BundleSession, checked: Path | None = None
+    sidecar: Sidecar,
+    last: datetime | None,
+    session: BundleSession,
+    files: Sequence[BundleFile],
+    checked: Path | None = None,
 ) -> bool:
     """Whether an archive that does not match the bundle is a `--redact` copy of the session
     as it is now: its secrets are gone, so its content differs by design (ArchiveCheck). Its
-    digest cannot tell, so: the same last timestamp, and no file of the bundle changed since
-    the archive was written (a side file appended to keeps the transcript's timestamp), or
-    since `scrub archive --redact` last found it the same (the sidecar's mtime, of the local
-    archive `checked`)."""
+    digest cannot tell, so: the same last timestamp, and no file of the bundle (`files`, as
+    collected for the digest) changed since the archive was written (a side file appended to
+    keeps the transcript's timestamp), or since `scrub archive --redact` last found it the same
+    (the sidecar's mtime, of the local archive `checked`)."""
     if not sidecar.redacted or last is None or last != session.last_timestamp:
         return False
-    info = _as_session_info(session)
-    written = sidecar.created.timestamp()
+    written_ns = int(sidecar.created.timestamp() * 1e9)
     if checked is not None:
-        # `scrub archive --redact` found it to hold the session as it is at this moment.
+        # `scrub archive --redact` found it to hold the session as it is at that moment.
         with contextlib.suppress(OSError):
-            written = max(written, sidecar_path(checked).stat().st_mtime)
-    try:
-        return all(
-            st.st_mtime <= written for _, _, st in walk_bundle(info.config_dir, info.bundle_paths())
-        )
-    except (OSError, ScrubberError):
-        return False
+            written_ns = max(written_ns, sidecar_path(checked).stat().st_mtime_ns)
+    return all(f.mtime_ns <= written_ns for f in files)
 
 
 def _as_session_info(session: BundleSession) -> SessionInfo:

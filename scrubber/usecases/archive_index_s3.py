@@ -73,11 +73,6 @@ class BucketArchiveIndex(StoreArchiveIndex):
             found is not None and found.size == receipt.size and found.checksum == receipt.checksum
         )
 
-    def _matches_now(self, session: BundleSession, sidecar: Sidecar, last: datetime | None) -> bool:
-        info = _as_session_info(session)
-        digest = content_digest(collect_bundle(info.config_dir, info.bundle_paths()).files)
-        return sidecar.content_sha256 == digest and last == session.last_timestamp
-
     def newest(self, session: BundleSession) -> ArchiveCheck:
         entries = archives_of(self.root, session.project, session.id)
         if not entries:
@@ -90,7 +85,7 @@ class BucketArchiveIndex(StoreArchiveIndex):
         ref = self._url(receipt.key)
         if not self._confirmed(receipt, entry.sidecar):
             return ArchiveCheck(ArchiveStatus.UNVERIFIED, ref)
-        return self._compared(session, entry.sidecar, entry.last_timestamp, ref)
+        return self._compared(session, entry.sidecar, entry.last_timestamp, ref, entry.path)
 
     def _newest_in_bucket(self, session: BundleSession) -> ArchiveCheck:
         try:
@@ -125,11 +120,21 @@ class BucketArchiveIndex(StoreArchiveIndex):
         return self._compared(session, newest.sidecar, newest.last_timestamp, newest.url)
 
     def _compared(
-        self, session: BundleSession, sidecar: Sidecar, last: datetime | None, ref: str
+        self,
+        session: BundleSession,
+        sidecar: Sidecar,
+        last: datetime | None,
+        ref: str,
+        local: Path | None = None,
     ) -> ArchiveCheck:
-        if self._matches_now(session, sidecar, last):
+        """The archive's sidecar against the bundle as it is now (`local`: the archive's file
+        here, when it has one)."""
+        info = _as_session_info(session)
+        files = collect_bundle(info.config_dir, info.bundle_paths()).files
+        if sidecar.content_sha256 == content_digest(files) and last == session.last_timestamp:
             return ArchiveCheck(ArchiveStatus.VERIFIED, ref)
-        return ArchiveCheck(ArchiveStatus.STALE, ref, redacted_current(sidecar, last, session))
+        current = redacted_current(sidecar, last, session, files, local)
+        return ArchiveCheck(ArchiveStatus.STALE, ref, current)
 
     def verify(self, ref: str) -> bool:
         start = f"s3://{self.destination.bucket}/"
