@@ -367,57 +367,54 @@ def test_a_session_that_never_wrote_a_transcript(world: World) -> None:
     assert "transcript not there (yet)" in (world.home / "log" / "hook.log").read_text()
 
 
-def test_the_plugin_shim_records_the_job_even_without_the_package(
-    world: World, tmp_path: Path
-) -> None:
+def _shim_copy(tmp_path: Path) -> Path:
+    """The plugin's SessionEnd shim, copied where no `scrubber` package is beside it."""
     plugin = tmp_path / "plugin" / "hooks"
     plugin.mkdir(parents=True)
     shutil.copy(SHIM, plugin / "session-end")
+    return plugin / "session-end"
+
+
+def _run_shim(shim: Path, world: World, payload: bytes) -> subprocess.CompletedProcess[bytes]:
     # -I -S: no site-packages and no PYTHONPATH, so `scrubber` cannot be imported at all.
-    done = subprocess.run(
-        [sys.executable, "-I", "-S", str(plugin / "session-end")],
-        input=world.payload(),
+    return subprocess.run(
+        [sys.executable, "-I", "-S", str(shim)],
+        input=payload,
         capture_output=True,
         env=world.env(),
         start_new_session=True,
         timeout=30,
         check=False,
     )
+
+
+def test_the_plugin_shim_records_the_job_even_without_the_package(
+    world: World, tmp_path: Path
+) -> None:
+    shim = _shim_copy(tmp_path)
+    done = _run_shim(shim, world, world.payload())
     assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
     [spooled] = Spool(world.home).jobs()
     assert spooled.job.session_id == FULL and spooled.job.transcript_size is not None
     assert spooled.job.transcript_size == world.transcript.stat().st_size
     log = (world.home / "log" / "hook.log").read_text()
     assert "fallback" in log and "install.sh" in log
-    outside = world.payload(transcript=tmp_path / "x.jsonl")
-    subprocess.run(
-        [sys.executable, "-I", "-S", str(plugin / "session-end")],
-        input=outside, env=world.env(), timeout=30, check=True,
-    )  # fmt: skip
+    outside = _run_shim(shim, world, world.payload(transcript=tmp_path / "x.jsonl"))
+    assert outside.returncode == 0
     assert len(Spool(world.home).jobs()) == 1
 
 
 def test_the_plugin_shims_fallback_follows_no_link_and_keeps_only_plain_reasons(
     world: World, tmp_path: Path
 ) -> None:
-    plugin = tmp_path / "plugin" / "hooks"
-    plugin.mkdir(parents=True)
-    shutil.copy(SHIM, plugin / "session-end")
+    shim = _shim_copy(tmp_path)
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     world.home.mkdir(parents=True, exist_ok=True)
     (world.home / "log").symlink_to(elsewhere)  # planted: the log would land there
     token = "sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc"
     odd = f"x\n2026-01-01T00:00:00Z session-end: forged \u001b[31m {token}"
-    done = subprocess.run(
-        [sys.executable, "-I", "-S", str(plugin / "session-end")],
-        input=world.payload(reason=odd),
-        capture_output=True,
-        env=world.env(),
-        start_new_session=True,
-        timeout=30,
-        check=False,
-    )
+    done = _run_shim(shim, world, world.payload(reason=odd))
     assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
     assert list(elsewhere.iterdir()) == []  # nothing written through the link
     [spooled] = Spool(world.home).jobs()
@@ -425,10 +422,7 @@ def test_the_plugin_shims_fallback_follows_no_link_and_keeps_only_plain_reasons(
     assert token not in (world.home / "spool" / f"{FULL}.json").read_text()
     # `$` matches before a final line break: an id or reason ending in one is refused too.
     for fields in ({"reason": "clear\n"}, {"session_id": "abc\n"}):
-        subprocess.run(
-            [sys.executable, "-I", "-S", str(plugin / "session-end")],
-            input=world.payload(**fields), env=world.env(), timeout=30, check=True,
-        )  # fmt: skip
+        assert _run_shim(shim, world, world.payload(**fields)).returncode == 0
     names = sorted(p.name for p in (world.home / "spool").iterdir())
     assert names == [f"{FULL}.json"]
     assert json.loads((world.home / "spool" / f"{FULL}.json").read_text())["reason"] == "other"
