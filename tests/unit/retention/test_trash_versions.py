@@ -4,6 +4,7 @@ first, each purged by its own trashed_at, and the folders' names checked like th
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 
@@ -49,6 +50,30 @@ def _trash_two(config: Path, home: Path) -> tuple[bytes, bytes]:
     assert two_bytes != one_bytes
     trash_session(one(config, SID), config_dir=config, home=home, now=NOW)
     return one_bytes, two_bytes
+
+
+def _killed_while_trashing(
+    config: Path,
+    home: Path,
+    session_id: str,
+    monkeypatch: pytest.MonkeyPatch,
+    dies: Callable[[int, Path], bool],
+) -> None:
+    """Trash `session_id` and die (a KeyboardInterrupt: kill -9 as far as the trash can tell)
+    at the first move `dies` picks, given how many moved before it and what moves now."""
+    real_move = trash_module._move
+    moved = {"n": 0}
+
+    def move(src: Path, dst: Path, *, private: bool) -> None:
+        if dies(moved["n"], src):
+            raise KeyboardInterrupt
+        real_move(src, dst, private=private)
+        moved["n"] += 1
+
+    monkeypatch.setattr(trash_module, "_move", move)
+    with pytest.raises(KeyboardInterrupt):
+        trash_session(one(config, session_id), config_dir=config, home=home, now=NOW)
+    monkeypatch.undo()
 
 
 # --- names ----------------------------------------------------------------------------------
@@ -154,19 +179,7 @@ def test_a_half_filled_version_is_completed_not_split(
     _version(config, seed=1)
     trash_session(one(config, SID), config_dir=config, home=home, now=NOW - timedelta(hours=1))
     second = _version(config, seed=2, days=44)
-    real_move = trash_module._move
-    calls = {"n": 0}
-
-    def crash_after_one(src: Path, dst: Path, *, private: bool) -> None:
-        calls["n"] += 1
-        if calls["n"] > 1:
-            raise KeyboardInterrupt  # the process dies here
-        real_move(src, dst, private=private)
-
-    monkeypatch.setattr(trash_module, "_move", crash_after_one)
-    with pytest.raises(KeyboardInterrupt):
-        trash_session(one(config, SID), config_dir=config, home=home, now=NOW)
-    monkeypatch.undo()
+    _killed_while_trashing(config, home, SID, monkeypatch, lambda moved, _src: moved >= 1)
     assert [s.name for s, _ in list_trash(home).incomplete] == [f"{SID}.2"]
     slot = trash_session(one(config, SID), config_dir=config, home=home, now=NOW)
     assert slot.name == f"{SID}.2" and not (home / "trash" / f"{SID}.3").exists()
@@ -184,17 +197,11 @@ def test_recovery_puts_back_only_the_half_moved_version(
     first = tree(home / "trash" / SID)
     _version(config, seed=2, days=44)
     before = {k: v for k, v in tree(config).items() if not k.startswith("scrubber/")}
-    real_move = trash_module._move
 
-    def crash_on_the_transcript(src: Path, dst: Path, *, private: bool) -> None:
-        if src.suffix == ".jsonl" and src.parent.parent.name == "projects":
-            raise KeyboardInterrupt
-        real_move(src, dst, private=private)
+    def on_the_transcript(_moved: int, src: Path) -> bool:
+        return src.suffix == ".jsonl" and src.parent.parent.name == "projects"
 
-    monkeypatch.setattr(trash_module, "_move", crash_on_the_transcript)
-    with pytest.raises(KeyboardInterrupt):
-        trash_session(one(config, SID), config_dir=config, home=home, now=NOW)
-    monkeypatch.undo()
+    _killed_while_trashing(config, home, SID, monkeypatch, on_the_transcript)
     outcomes = recover_incomplete(home, config, set(), now=NOW)
     assert [o.subject for o in outcomes] == [f"{SID}.2"]
     assert {k: v for k, v in tree(config).items() if not k.startswith("scrubber/")} == before
@@ -288,13 +295,7 @@ def test_a_half_filled_folder_of_another_session_is_never_filled(
     config, home = dirs
     other = f"{SID}.2"
     write_session(config, cwd="/home/me/web", last=NOW - timedelta(days=45), session_id=other)
-    real_move = trash_module._move
-    monkeypatch.setattr(
-        trash_module, "_move", lambda *a, **k: (_ for _ in ()).throw(KeyboardInterrupt)
-    )
-    with pytest.raises(KeyboardInterrupt):
-        trash_session(one(config, other), config_dir=config, home=home, now=NOW)
-    monkeypatch.setattr(trash_module, "_move", real_move)
+    _killed_while_trashing(config, home, other, monkeypatch, lambda _moved, _src: True)
     _version(config, seed=1)
     slot = trash_session(one(config, SID), config_dir=config, home=home, now=NOW)
     assert slot.name == SID
