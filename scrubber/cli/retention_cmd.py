@@ -6,6 +6,7 @@ sessions it was asked to remove, 2 policy or settings error (retention paused), 
 
 from __future__ import annotations
 
+from collections import Counter
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
@@ -222,7 +223,7 @@ def _trash_lines(
     if plan.trash:
         lines += ["", "trash:"]
         trash_outcomes = {o.subject: o for o in report.trash} if report else {}
-        ids = [item.session_id for item in plan.trash]
+        versions = Counter(item.session_id for item in plan.trash)
         for item in plan.trash:
             outcome = trash_outcomes.get(item.slot)
             if item.action is Action.PURGE:
@@ -240,7 +241,7 @@ def _trash_lines(
                     state += f", purge {until(item.purge_at, now, past='next run')}"
             folder = folders.project(item.project, item.session_id)
             # Each trashed version on its own line, numbered as `undelete --version` takes it.
-            several = item.version > 1 or ids.count(item.session_id) > 1
+            several = item.version > 1 or versions[item.session_id] > 1
             version = f" (version {item.version})" if several else ""
             lines.append(
                 f"  {folder}/{item.session_id}{version}  trashed {ago(item.trashed_at, now)}: "
