@@ -469,7 +469,14 @@ def profile_audit(source: Path, env: dict[str, str], top: int = 25) -> str:
     (so the same code: the snapshot when there is one); top functions by own time."""
     OUT.mkdir(parents=True, exist_ok=True)
     prof = OUT / "audit.prof"
-    argv = [sys.executable, "-m", "cProfile", "-o", str(prof), "-m", "scrubber.cli"]
+    # `main`, not the console script's `run`: its quick exit (cli/quick_exit.py) ends the
+    # process before cProfile could write its file.
+    script = OUT / "profile_main.py"
+    script.write_text(
+        "import sys\nfrom scrubber.cli.app import main\n\n"
+        "try:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
+    )
+    argv = [sys.executable, "-m", "cProfile", "-o", str(prof), str(script)]
     done = subprocess.run(
         [*argv, "audit", str(source), "--format", "json"],
         env=env,
