@@ -14,7 +14,6 @@ import contextlib
 import io
 import json
 import os
-import shutil
 import subprocess
 import sys
 import uuid
@@ -27,6 +26,7 @@ from typing import Any
 import pytest
 
 from scrubber.demo import DemoManifest, build_demo_config, demo_manifest
+from tests import warm_home
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -106,9 +106,11 @@ class Sandbox:
     ) -> CliResult:
         """`python -m scrubber.cli ARGS` as a real process, in a session of its own (no
         controlling terminal, as a hook or cron job would run it)."""
+        environ = self.environ(**(env or {}))
+        warm_home.seed(self.scrub_home, environ)
         done = subprocess.run(
             [sys.executable, "-m", "scrubber.cli", *map(str, args)],
-            env=self.environ(**(env or {})),
+            env=environ,
             cwd=self.root,
             capture_output=True,
             text=True,
@@ -117,10 +119,12 @@ class Sandbox:
             stdin=subprocess.DEVNULL,
             check=False,
         )
+        warm_home.keep(self.scrub_home)
         return CliResult(done.returncode, done.stdout, done.stderr)
 
     def popen(self, *args: str | os.PathLike[str], **kwargs: object) -> subprocess.Popen[bytes]:
         """Start `scrub ARGS` without waiting (fault tests kill it)."""
+        warm_home.seed(self.scrub_home)
         return subprocess.Popen(
             [sys.executable, "-m", "scrubber.cli", *map(str, args)],
             env=self.environ(),
@@ -373,55 +377,17 @@ def scrub_in(monkeypatch: pytest.MonkeyPatch) -> Callable[..., CliResult]:
 
 
 class WarmPrefilter:
-    """One fingerprint key and the prefilter databases compiled under it, shared by the tests of
-    one worker process that opt in: compiling the hyperscan databases takes 0.1-0.25 s each on
-    this machine, and a fresh SCRUB_HOME (a new key, so the product's MAC'd cache cannot be reused)
-    paid it again in every test. `seed(home)` gives a home that key and every database compiled
-    so far, as a home that has scanned before holds them; `keep(home)` takes back what the test
-    compiled. The cold path (no key, no cache) stays covered by every test that does not opt in."""
-
-    def __init__(self, template: Path) -> None:
-        self.template = template
+    """The opt-in form of tests/warm_home.py, for code that builds scanners in this process
+    in many fresh homes (the CLI runners below seed their homes themselves)."""
 
     def seed(self, home: Path) -> None:
-        from scrubber import paths
-
-        key = paths.fingerprint_key_file(self.template)
-        if not key.exists():
-            return  # nothing compiled yet: this test builds the first ones
-        home.mkdir(mode=0o700, parents=True, exist_ok=True)
-        shutil.copy2(key, paths.fingerprint_key_file(home))
-        _copy_databases(paths.prefilter_cache_dir(self.template), paths.prefilter_cache_dir(home))
+        warm_home.seed(home)
 
     def keep(self, home: Path) -> None:
-        from scrubber import paths
-
-        key = paths.fingerprint_key_file(home)
-        template_key = paths.fingerprint_key_file(self.template)
-        if not key.is_file() or key.is_symlink():
-            return
-        if not template_key.exists():
-            shutil.copy2(key, template_key)
-        elif template_key.read_bytes() != key.read_bytes():
-            return  # the test made its own key: its databases would not verify under ours
-        _copy_databases(paths.prefilter_cache_dir(home), paths.prefilter_cache_dir(self.template))
-
-
-def _copy_databases(source: Path, target: Path) -> None:
-    if not source.is_dir() or source.is_symlink():
-        return
-    for database in source.glob("*.hsdb"):
-        if database.is_file() and not database.is_symlink():
-            target.mkdir(mode=0o700, parents=True, exist_ok=True)
-            for folder in (target, target.parent):
-                folder.chmod(0o700)
-            if not (target / database.name).exists():
-                shutil.copy2(database, target / database.name)
+        warm_home.keep(home)
 
 
 @pytest.fixture(scope="session")
-def warm_prefilter(tmp_path_factory: pytest.TempPathFactory) -> WarmPrefilter:
+def warm_prefilter() -> WarmPrefilter:
     """See `WarmPrefilter`: for test files that build scanners in many fresh homes."""
-    template = tmp_path_factory.mktemp("warm-prefilter")
-    template.chmod(0o700)
-    return WarmPrefilter(template)
+    return WarmPrefilter()

@@ -19,6 +19,7 @@ import pytest
 
 from scrubber.archive.keys import generate_identity, write_identity_file
 from scrubber.demo import build_demo_config, demo_manifest
+from tests import warm_home
 from tests.skips import INSTALL_AGE
 
 AGE = shutil.which("age")
@@ -63,9 +64,12 @@ class World:
                 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
                 resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
 
-        return subprocess.run(
+        environ = env or self.env()
+        home = Path(environ.get("SCRUB_HOME", self.home))
+        warm_home.seed(home, environ)
+        done = subprocess.run(
             [sys.executable, "-m", "scrubber.cli", *args],
-            env=env or self.env(),
+            env=environ,
             cwd=self.root,
             capture_output=True,
             text=True,
@@ -73,6 +77,8 @@ class World:
             start_new_session=True,  # no controlling terminal: /dev/tty cannot be opened
             preexec_fn=limits if fsize is not None else None,
         )
+        warm_home.keep(home)
+        return done
 
     def run_many(self, *commands: tuple[str, ...]) -> list[subprocess.CompletedProcess[str]]:
         """Independent runs side by side (start-up dominates each one)."""

@@ -24,6 +24,7 @@ from scrubber.archive.layout import list_archives
 from scrubber.archive.verify import verify_archive
 from scrubber.retention.trash import list_trash
 from scrubber.transcript.sessions import discover
+from tests import warm_home
 from tests.conftest import Sandbox, make_sandbox
 from tests.e2e.hostile_kit import TRANSCRIPT, Member, hostile_archive, legit
 from tests.unit.retention.sessions_writer import write_session
@@ -57,6 +58,7 @@ def _environ(box: Sandbox) -> dict[str, str]:
 
 
 def _start(box: Sandbox, *args: str | Path) -> subprocess.Popen[bytes]:
+    warm_home.seed(box.scrub_home)
     return subprocess.Popen(
         [sys.executable, "-m", "scrubber.cli", *map(str, args)],
         env=_environ(box),
@@ -69,6 +71,7 @@ def _start(box: Sandbox, *args: str | Path) -> subprocess.Popen[bytes]:
 
 
 def _run(box: Sandbox, *args: str | Path) -> subprocess.CompletedProcess[str]:
+    warm_home.seed(box.scrub_home)
     return subprocess.run(
         [sys.executable, "-m", "scrubber.cli", *map(str, args)],
         env=_environ(box),

@@ -14,6 +14,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from tests import warm_home
+
 ROOT = Path(__file__).resolve().parents[2]
 SESSION = "0b6f8e4e-5d1c-4f5a-9a53-2b1f3c4d5e6f"
 
@@ -34,10 +36,16 @@ def make_env(tmp_path: Path, **extra: str) -> dict[str, str]:
 
 
 def scrub(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
+    home = Path(env["SCRUB_HOME"]) if "SCRUB_HOME" in env else None
+    if home is not None:
+        warm_home.seed(home, env)
+    done = subprocess.run(
         [sys.executable, "-m", "scrubber.cli", *args],
         env=env, capture_output=True, text=True, timeout=300, check=False,
     )  # fmt: skip
+    if home is not None:
+        warm_home.keep(home)
+    return done
 
 
 def doctor(env: dict[str, str]) -> tuple[int, list[dict[str, Any]]]:

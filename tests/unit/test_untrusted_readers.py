@@ -2,8 +2,8 @@
 /dev/zero, a document nested 200,000 levels deep, an integer of 5000 digits.
 
 No exception may escape, the reader's documented fallback must happen, and it must return at
-once. Each case runs in a child process (this file, run as a script) with a timeout and a cap
-on its memory, so a regression (a blocking open, an unbounded read) fails the test instead of
+once. Each reader's cases run in a child process (this file, run as a script) with a timeout and
+a cap on its memory, so a regression (a blocking open, an unbounded read) fails the test instead of
 hanging the suite or filling the machine's memory.
 """
 
@@ -253,22 +253,40 @@ def _limit_memory() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY, MEMORY))
 
 
-@pytest.mark.parametrize("hazard", HAZARDS)
 @pytest.mark.parametrize("reader", sorted(CASES))
-def test_a_planted_file_is_refused_at_once(sandbox, reader: str, hazard: str) -> None:
-    command = [sys.executable, __file__, reader, hazard]
+def test_a_planted_file_is_refused_at_once(sandbox, reader: str) -> None:
+    # One child per reader, its hazards one after another in homes of their own: a child's
+    # start-up (imports, a scanner) cost more than the cases themselves.
+    command = [sys.executable, __file__, reader, *HAZARDS]
     try:
         done = subprocess.run(
             command,
             env=sandbox.environ(),
             capture_output=True,
             text=True,
-            timeout=TIMEOUT,
+            timeout=TIMEOUT * len(HAZARDS),
             preexec_fn=_limit_memory,
         )
-    except subprocess.TimeoutExpired:
-        pytest.fail(f"{reader} on a planted {hazard}: still reading after {TIMEOUT} s")
-    assert done.returncode == 0, f"{reader} on a planted {hazard}:\n{done.stderr[-3000:]}"
+    except subprocess.TimeoutExpired as stuck:
+        told = stuck.stderr or b""
+        started = (told.decode(errors="replace") if isinstance(told, bytes) else told).splitlines()
+        hazard = started[-1].removeprefix("case ") if started else HAZARDS[0]
+        pytest.fail(f"{reader} on a planted {hazard}: still reading after {TIMEOUT} s or more")
+    assert done.returncode == 0, f"{reader}:\n{done.stderr[-3000:]}"
+    assert done.stderr.split() == [w for h in HAZARDS for w in ("case", h)], done.stderr
+
+
+def _run_cases(reader: str, hazards: list[str]) -> None:
+    """In the child: each hazard in a fresh config dir and scrubber home, told on stderr as it
+    starts (a hang names its hazard)."""
+    root = Path(os.environ["SCRUB_HOME"]).parent / "cases"
+    for hazard in hazards:
+        world = root / hazard
+        os.environ["CLAUDE_CONFIG_DIR"] = str(world / "claude")
+        os.environ["SCRUB_HOME"] = str(world / "scrub-home")
+        (world / "claude").mkdir(parents=True, mode=0o700)
+        print("case", hazard, file=sys.stderr, flush=True)
+        CASES[reader](hazard)
 
 
 def test_damaged_documents_are_worded_without_their_content(tmp_path: Path) -> None:
@@ -291,5 +309,5 @@ def test_damaged_documents_are_worded_without_their_content(tmp_path: Path) -> N
         assert "secret-ish" not in str(raised.value)
 
 
-if __name__ == "__main__":  # one case, in the child process the test starts
-    CASES[sys.argv[1]](sys.argv[2])
+if __name__ == "__main__":  # one reader's cases, in the child process the test starts
+    _run_cases(sys.argv[1], sys.argv[2:])

@@ -25,6 +25,8 @@ from typing import Any
 
 import pytest
 
+from tests import warm_home
+
 from .fake_api import FakeApi, Turn
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -223,9 +225,11 @@ class Box:
             *args,
         ]
         started = time.monotonic()
+        environ = {**self.env(config), **(env or {})}
+        warm_home.seed(Path(environ["SCRUB_HOME"]), environ)
         done = subprocess.run(
             argv,
-            env={**self.env(config), **(env or {})},
+            env=environ,
             cwd=cwd or self.project,
             capture_output=True,
             text=True,
@@ -233,14 +237,17 @@ class Box:
             check=False,
             stdin=subprocess.DEVNULL,
         )
+        warm_home.keep(Path(environ["SCRUB_HOME"]))
         return Run(argv, done.returncode, done.stdout, done.stderr, time.monotonic() - started)
 
     def scrub(
         self, *args: str, config: Path | None = None, timeout: float = 120, **extra: str
     ) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
+        env = self.env(config, **extra, PYTHONPATH=str(ROOT))
+        warm_home.seed(Path(env["SCRUB_HOME"]), env)
+        done = subprocess.run(
             [sys.executable, "-m", "scrubber.cli", *args],
-            env=self.env(config, **extra, PYTHONPATH=str(ROOT)),
+            env=env,
             cwd=self.root,
             capture_output=True,
             text=True,
@@ -248,6 +255,8 @@ class Box:
             check=False,
             stdin=subprocess.DEVNULL,
         )
+        warm_home.keep(Path(env["SCRUB_HOME"]))
+        return done
 
     def scrub_ok(self, *args: str, code: int = 0, **extra: Any) -> subprocess.CompletedProcess[str]:
         done = self.scrub(*args, **extra)
