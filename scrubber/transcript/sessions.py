@@ -85,18 +85,22 @@ def session_bundle(
     `file-history/<id>/`, `session-env/<id>/`, `debug/<id>.txt`, its todos and tasks, plus
     `extra` (legacy `agent-*.jsonl` files of the session). Only paths that exist are listed;
     none is resolved (a symlink is listed as the link)."""
-    project_dir = projects_dir(config_dir) / project
+    # Tried as strings, made paths only when they exist: most sessions have few of these, and
+    # with 20,000 sessions building every candidate as a Path took most of a warm audit.
+    project_dir = f"{projects_dir(config_dir)}/{project}"
+    root = os.fspath(config_dir)
     candidates = [
-        project_dir / f"{session_id}.jsonl",
-        project_dir / session_id,
-        file_history_dir(config_dir) / session_id,
-        config_dir / "session-env" / session_id,
-        config_dir / "debug" / f"{session_id}.txt",
+        f"{project_dir}/{session_id}.jsonl",
+        f"{project_dir}/{session_id}",
+        f"{file_history_dir(config_dir)}/{session_id}",
+        f"{root}/session-env/{session_id}",
+        f"{root}/debug/{session_id}.txt",
     ]
+    found = [Path(path) for path in candidates if os.path.lexists(path)]
     for folder in ("todos", "tasks"):
-        candidates.extend(_entries_naming(config_dir / folder, session_id))
-    candidates.extend(extra)
-    return tuple(path for path in candidates if _lexists(path))
+        found.extend(_entries_naming(config_dir / folder, session_id))
+    found.extend(path for path in extra if _lexists(path))
+    return tuple(found)
 
 
 # The sorted entry names of the todos/ and tasks/ folders, by folder, with the folder's state
