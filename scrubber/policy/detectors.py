@@ -110,6 +110,7 @@ RULE_NAMES: frozenset[str] = frozenset(
         "sendgrid-api-key",
         "sensitive-assignment",
         "sentry-token",
+        "shell-default-secret",
         "shopify-token",
         "sidekiq-credentials",
         "slack-app-token",

@@ -54,6 +54,7 @@ from scrubber.detection.rules import (
     sendgrid,
     sentry,
     service_value,
+    shell_default,
     shopify,
     slack,
     sonar,
@@ -127,6 +128,7 @@ ALL_RULES: tuple[Detector, ...] = (
     *assignment.RULES,
     *labelled_secret.RULES,
     *service_value.RULES,
+    *shell_default.RULES,
     # Only where the scanner knows the text comes from a credential source.
     *credential_source.RULES,
 )
