@@ -53,6 +53,8 @@ def finding_to_json(finding: Finding, *, preview: bool = False) -> dict[str, Any
         "length": finding.length,
         # "value": a copy of a value a detector found elsewhere in the session.
         "found_by": "value" if finding.by_value else "detector",
+        # In a JSON object key, which no redaction may change: `json_path` names the object.
+        "in_key": finding.in_key,
     }
     if finding.json_path is None:
         del item["json_path"]  # Contracts: absent for non-JSON lines
@@ -152,6 +154,7 @@ def render_sarif(report: AuditReport, *, url: str | None = None) -> str:
                     "recordUuid": finding.record_uuid,
                     "inThinking": finding.in_thinking,
                     "foundBy": "value" if finding.by_value else "detector",
+                    "inKey": finding.in_key,
                 },
             }
         )
@@ -179,6 +182,8 @@ def _where(finding: Finding, is_transcript: bool) -> str:
         text += " (not JSON: scanned as text)"
     if finding.by_value:
         text += ", found by value"
+    if finding.in_key:
+        text += ", in a JSON object key (no redaction can change it)"
     return text
 
 

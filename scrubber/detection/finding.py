@@ -42,6 +42,9 @@ class Finding:
     # Found as a copy of a value a detector found elsewhere in the session (known_values.py):
     # no detector would have seen it here alone.
     by_value: bool = False
+    # Held by a JSON object key (detection/key_scan.py), which no redaction may change:
+    # `json_path` then names the object that holds the key, `span` is within the key.
+    in_key: bool = False
 
     def __reduce__(self) -> tuple[Any, ...]:
         # Pickled as its fields (findings come back from forked scans by the thousand): the

@@ -31,6 +31,7 @@ from scrubber.detection.finding import Hit
 from scrubber.detection.fingerprint import Fingerprinter
 from scrubber.detection.gate_index import Event, GateIndex, RawLineGates, answered_call_ids
 from scrubber.detection.kept_hits import kept_hits
+from scrubber.detection.key_scan import found_in_keys
 from scrubber.detection.placeholder import (
     PLACEHOLDER_PREFIX,
     PLACEHOLDER_RE,
@@ -112,6 +113,9 @@ class LineScan:
     record_uuid: str | None
     session_id: str | None
     leaves: tuple[LeafScan, ...]
+    # Secrets in the record's keys, which no redaction may change (detection/key_scan.py):
+    # each leaf's pointer names the object that holds the key.
+    key_leaves: tuple[LeafScan, ...] = ()
 
 
 class SecretScanner:
@@ -386,7 +390,22 @@ class FileScan:
             found = scanner.scan_text(leaf.text, leaf.context, woken)
             if found:
                 found_leaves.append(LeafScan(leaf.pointer, found, leaf.in_thinking, leaf.source))
-        return _line_scan(line, record, tuple(found_leaves))
+        keys = self._key_leaves(record, woken, found_leaves)
+        return _line_scan(line, record, tuple(found_leaves), keys)
+
+    def _key_leaves(
+        self, record: Mapping[str, Any], woken: frozenset[int], found: list[LeafScan]
+    ) -> tuple[LeafScan, ...]:
+        """The secrets in the record's keys, looked for only where a token detector (one that
+        finds the same in any context) woke on the raw line and found nothing in its strings:
+        its match is then likely in a key, and walking every record's keys would cost a tenth
+        of the scan."""
+        index = self._scanner.index
+        tokens = {index.detectors[i].name for i in woken & index.context_free}
+        if not tokens or tokens <= {item.hit.detector for leaf in found for item in leaf.found}:
+            return ()
+        in_keys = found_in_keys(record, self._scanner, woken)
+        return tuple(LeafScan(pointer, secrets, False, None) for pointer, _, secrets in in_keys)
 
     def _narrow(
         self,
@@ -439,7 +458,12 @@ class FileScan:
             self._memory.note(call_id, call)
 
 
-def _line_scan(line: Line, record: Mapping[str, Any], leaves: tuple[LeafScan, ...]) -> LineScan:
+def _line_scan(
+    line: Line,
+    record: Mapping[str, Any],
+    leaves: tuple[LeafScan, ...],
+    key_leaves: tuple[LeafScan, ...] = (),
+) -> LineScan:
     uuid = record.get("uuid")
     session = record.get("sessionId")
     return LineScan(
@@ -447,6 +471,7 @@ def _line_scan(line: Line, record: Mapping[str, Any], leaves: tuple[LeafScan, ..
         uuid if isinstance(uuid, str) else None,
         session if isinstance(session, str) else None,
         leaves,
+        key_leaves,
     )
 
 

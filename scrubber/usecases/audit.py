@@ -203,7 +203,20 @@ def audit(
     warnings = permission_warnings(
         (t.target.path for t in files if t.target.is_transcript), _shown_folders(files, names)
     )
+    warnings.extend(_held_by_keys(files))
     return AuditReport(files, [shown.text(w, None) for w in [*notes, *warnings]])
+
+
+def _held_by_keys(files: Iterable[FileAudit]) -> list[str]:
+    """A warning for the files that hold secrets in JSON object keys: a redacted copy keeps
+    them (Claude Code's keys are never changed), so the redact hint alone would mislead."""
+    held = [(r.path_shown, sum(f.in_key for f in r.findings)) for r in files]
+    return [
+        f"{path}: {count} secret{'s' if count > 1 else ''} in JSON object keys, which no "
+        "redaction can take out (Claude Code's keys must stay as they are): do not share it"
+        for path, count in held
+        if count
+    ]
 
 
 def _show_project(result: FileAudit, names: ProjectNames, values_known: bool) -> None:

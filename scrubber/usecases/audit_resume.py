@@ -189,8 +189,12 @@ def recovered_values(
     history = target.role == "history"
     scope = None if history else scope_of(target.session_id, target.path)
     values: list[FoundValue] = []
+    # A value in a key is not read back (its finding names the object, not the key), nor
+    # spread by value: a token detector finds its other copies wherever they stand.
     wanted = [
-        f for f in result.findings if not f.by_value and (upto_line is None or f.line <= upto_line)
+        f
+        for f in result.findings
+        if not f.by_value and not f.in_key and (upto_line is None or f.line <= upto_line)
     ]
     if not wanted:
         return values

@@ -187,13 +187,15 @@ def _audit_line(
         return None
     problem = scan.line.problem
     why = problem.value if problem is not None and problem != "blank" else None
-    if not scan.leaves:
+    if not scan.leaves and not scan.key_leaves:
         return None if why is None else _LineAudit((), why, (), False)
     return _LineAudit(tuple(_findings_of(scan, target)), why, scan_values(scan, scope), True)
 
 
 def _findings_of(scan: LineScan, target: ScanTarget) -> Iterator[Finding]:
-    for leaf in scan.leaves:
+    leaves = [(leaf, False) for leaf in scan.leaves]
+    leaves.extend((leaf, True) for leaf in scan.key_leaves)
+    for leaf, in_key in leaves:
         for item in leaf.found:
             hit = item.hit
             yield Finding(
@@ -210,6 +212,7 @@ def _findings_of(scan: LineScan, target: ScanTarget) -> Iterator[Finding]:
                 in_thinking=leaf.in_thinking,
                 length=hit.length,
                 prefix=item.prefix,
+                in_key=in_key,
             )
 
 

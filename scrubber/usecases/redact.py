@@ -470,7 +470,7 @@ def _places_of(scan: LineScan, scope: Scope | None) -> tuple[tuple[Any, ...], ..
     return tuple(
         (pointer or None, start, end, item.hit.kind, item.hit.detector,
          item.fingerprint[:FINGERPRINT_SHOWN], where, None, None, in_thinking, item.hit.length,
-         item.prefix, False)
+         item.prefix, False, False)
         for _, pointer, start, end, in_thinking, item in found_values(scan)
     )  # fmt: skip
 

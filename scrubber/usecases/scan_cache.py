@@ -48,7 +48,7 @@ from scrubber.durable import PRIVATE_FILE_MODE, atomic_write
 from scrubber.errors import ScrubberError
 from scrubber.policy.model import Policy
 
-CACHE_FORMAT = 2  # 2: shards, sessions and files named by keyed digests, not by name
+CACHE_FORMAT = 3  # 2: shards, sessions and files named by keyed digests; 3: findings in keys
 CACHE_FOLDER = "scan-cache"
 _DIGEST_BYTES = 4096  # how much of a file's head its own digest covers
 _HASH_CHUNK = 1 << 20
@@ -371,7 +371,7 @@ def settled_part_unchanged(fd: int, cached: CachedFile, scanner: SecretScanner) 
 def _finding_to_json(f: Finding) -> list[Any]:
     return [f.line, f.json_path, f.span[0], f.span[1], f.kind, f.detector, f.fingerprint,
             f.session_id, f.record_uuid, f.source, f.in_thinking, f.length, f.prefix,
-            f.by_value]  # fmt: skip
+            f.by_value, f.in_key]  # fmt: skip
 
 
 def _finding_types() -> frozenset[tuple[type, ...]]:
@@ -379,7 +379,7 @@ def _finding_types() -> frozenset[tuple[type, ...]]:
     record uuid and source may be null)."""
     text, maybe = (str,), (str, type(None))
     fields = [(int,), maybe, (int,), (int,), text, text, text, maybe, maybe, maybe, (bool,),
-              (int,), text, (bool,)]  # fmt: skip
+              (int,), text, (bool,), (bool,)]  # fmt: skip
     return frozenset(itertools.product(*fields))
 
 
@@ -396,9 +396,9 @@ def checked_finding(item: list[Any]) -> list[Any]:
 
 def finding_from_json(file: str, item: list[Any]) -> Finding:
     (line, pointer, start, end, kind, detector, fingerprint, session_id, record_uuid, source,
-     in_thinking, length, prefix, by_value) = item  # fmt: skip
+     in_thinking, length, prefix, by_value, in_key) = item  # fmt: skip
     return Finding(file, line, pointer, (start, end), kind, detector, fingerprint, session_id,
-                   record_uuid, source, in_thinking, length, prefix, by_value)  # fmt: skip
+                   record_uuid, source, in_thinking, length, prefix, by_value, in_key)  # fmt: skip
 
 
 def _file_to_json(item: CachedFile) -> dict[str, Any]:

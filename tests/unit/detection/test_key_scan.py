@@ -13,6 +13,7 @@ from scrubber.detection.key_scan import data_keys, secrets_in_keys
 from scrubber.detection.registry import build_detectors
 from scrubber.detection.scan import SecretScanner
 from scrubber.policy.model import Policy
+from scrubber.transcript.jsonl import RawLine
 from scrubber.usecases.verify import check_redacted
 
 SCANNER = SecretScanner(build_detectors(Policy.default()), Fingerprinter(b"k" * 32))
@@ -28,9 +29,8 @@ def _snapshot(path_key: str) -> dict[str, object]:
 def test_a_path_key_under_a_token_named_folder_is_a_secret() -> None:
     token = fake_github_token(random.Random(3))
     record = _snapshot(f"/home/me/{token}/app/README.md")
-    assert secrets_in_keys(record, SCANNER) == [
-        (f"/snapshot/trackedFileBackups/~1home~1me~1{token}~1app~1README.md", 1)
-    ]
+    # The object that holds the key: a member's pointer would spell the token out.
+    assert secrets_in_keys(record, SCANNER) == [("/snapshot/trackedFileBackups", 1)]
 
 
 def test_field_names_and_short_keys_are_not_read() -> None:
@@ -56,3 +56,27 @@ def test_verify_fails_on_a_secret_left_in_a_key(tmp_path: Path) -> None:
     assert not result.ok
     path.write_text(json.dumps(clean) + "\n")
     assert check_redacted(path, SCANNER, None).ok
+
+
+def _audit_line(record: dict[str, object]) -> list[tuple[str | None, bool]]:
+    data = json.dumps(record).encode()
+    scan = SCANNER.new_file_scan().scan_raw(RawLine(1, 0, data, True))
+    if scan is None:
+        return []  # no gate woke on the line: nothing is read
+    return [(leaf.pointer, True) for leaf in scan.key_leaves] + [
+        (leaf.pointer, False) for leaf in scan.leaves
+    ]
+
+
+def test_the_scan_reports_a_token_held_by_a_key_and_names_only_its_object() -> None:
+    token = fake_github_token(random.Random(6))
+    record = {"type": "user", "toolUseResult": {"owners": {token: "me"}}}
+    assert _audit_line(record) == [("/toolUseResult/owners", True)]
+
+
+def test_the_keys_are_not_walked_when_the_token_is_in_a_value() -> None:
+    token = fake_github_token(random.Random(7))
+    record = {"type": "user", "toolUseResult": {"stdout": f"GH={token}", f"k-{token}": 1}}
+    # The token detector found what woke it in a string: the keys are left to verify.
+    assert _audit_line(record) == [("/toolUseResult/stdout", False)]
+    assert _audit_line({"type": "user", "toolUseResult": {"cache_read_tokens_1": 2}}) == []

@@ -14,7 +14,7 @@ from scrubber.usecases.parts import LineResult
 def test_results_come_back_equal_field_by_field() -> None:
     finding = Finding(
         "p.jsonl", 3, "/message/content", (1, 9), "kind", "detector", "ab12cd34", "s1", "u1",
-        "Bash(ls)", True, 8, "ghp_", True,
+        "Bash(ls)", True, 8, "ghp_", True, True,
     )  # fmt: skip
     # Every field differs from its default: a reduce that forgot one would bring it back reset.
     for item in dataclasses.fields(Finding):

@@ -1,0 +1,45 @@
+"""A token held by a JSON object key (an MCP tool's result keyed by token, a backup keyed by a
+path under a folder named after one): `scrub audit` said "0 secrets" of such a file while
+`scrub verify` refused it. Now the audit reports it, cold and from its cache, as held by a key
+(which no redaction may change), names the object and never the key, and warns that a redacted
+copy keeps it. Real processes; the fake token is built at run time."""
+
+from __future__ import annotations
+
+import json
+import random
+from typing import Any
+
+from scrubber.demo import fake_github_token
+
+
+def _session(sandbox: Any, transcript_builder: type[Any], token: str) -> Any:
+    builder = transcript_builder(cwd="/home/u/work/keys")
+    builder.prompt("who owns the repositories?")
+    builder.tool("mcp__github__owners", {"org": "acme"}, "done", {"owners": {token: "ci-bot"}})
+    builder.say("one bot owns them")
+    return builder.write(sandbox.config / "projects" / "-home-u-work-keys" / "s.jsonl")
+
+
+def test_audit_reports_a_token_in_a_key_and_a_copy_keeps_it(sandbox, transcript_builder) -> None:
+    token = fake_github_token(random.Random(21))
+    transcript = _session(sandbox, transcript_builder, token)
+    runs = [sandbox.scrub("audit", "--format", "json") for _ in range(2)]  # cold, then cached
+    for done in runs:
+        assert done.returncode == 1, done.output
+        assert token not in done.output
+        (finding,) = json.loads(done.stdout)["findings"]
+        assert (finding["kind"], finding["in_key"]) == ("github-token", True)
+        assert finding["json_path"] == "/toolUseResult/owners"  # the object, not the member
+        assert finding["span"] == [0, len(token)]
+    text = sandbox.scrub("audit")
+    assert "in a JSON object key (no redaction can change it)" in text.stdout
+    assert "no redaction can take out" in text.stderr and token not in text.output
+
+    copy = sandbox.root / "copy.jsonl"
+    assert sandbox.scrub("redact", transcript, "--output", copy).returncode == 0
+    assert token in copy.read_text()  # the key is kept, as Claude Code's format requires
+    again = sandbox.scrub("audit", copy, "--format", "json")
+    assert again.returncode == 1 and json.loads(again.stdout)["findings"][0]["in_key"]
+    verified = sandbox.scrub("verify", copy, "--original", transcript)
+    assert verified.returncode == 1 and "secrets in JSON object keys: 1" in verified.stdout
