@@ -460,7 +460,11 @@ def _plan_archives(
     refs = [f.ref for f in files]
     if len(set(refs)) != len(refs):
         raise ValueError("an archive is listed twice")
-    in_trash = {t.session_id: t.subject for t in trashed}
+    # Every trashed version's subject: each kept the title and tags it had when it went
+    # (a pin on an older version's title must keep the session's archives too).
+    in_trash: dict[str, list[Subject]] = {}
+    for t in trashed:
+        in_trash.setdefault(t.session_id, []).append(t.subject)
 
     def basis(facts: ArchiveFacts) -> datetime:
         moment = facts.last_timestamp or facts.created
@@ -470,7 +474,7 @@ def _plan_archives(
     for facts in sorted(files, key=lambda f: (basis(f), as_aware(f.created), f.ref)):
         newest[facts.session_id] = facts  # the last one wins: the newest
 
-    def subject(facts: ArchiveFacts) -> Subject:
+    def subject(facts: ArchiveFacts) -> Subject | list[Subject]:
         # What we know of the session locally beats what the sidecar keeps in clear.
         return local.get(facts.session_id) or in_trash.get(facts.session_id) or facts.subject
 

@@ -95,6 +95,17 @@ def pin_status(subject: Subject, pins: Pins) -> bool | None:
     return None if unknown else False
 
 
+def _status_of_any(subjects: Subject | Sequence[Subject], pins: Pins) -> bool | None:
+    """Pinned when any subject is; unknown when none is and one cannot be told (or there is
+    none to tell by); not pinned only when every one is not."""
+    if isinstance(subjects, Subject):
+        return pin_status(subjects, pins)
+    statuses = [pin_status(one, pins) for one in subjects]
+    if True in statuses:
+        return True
+    return None if None in statuses or not statuses else False
+
+
 T = TypeVar("T")
 
 
@@ -106,16 +117,18 @@ class Selection(Generic[T]):
 
 
 def select_deletable(
-    items: Iterable[T], pins: Pins, subject: Callable[[T], Subject]
+    items: Iterable[T], pins: Pins, subject: Callable[[T], Subject | Sequence[Subject]]
 ) -> Selection[T]:
     """THE selector: of these items, which may be deleted. Every destructive path in scrubber
     goes through here, with the pins as they are at that moment; anything pinned, or whose pin
-    status cannot be told, is never deletable."""
+    status cannot be told, is never deletable. `subject` may give several subjects for one
+    item (an archive of a session the trash holds in several versions, each with the title it
+    had then): a pin on any of them keeps it."""
     deletable: list[T] = []
     kept: list[T] = []
     unknown: list[T] = []
     for item in items:
-        status = pin_status(subject(item), pins)
+        status = _status_of_any(subject(item), pins)
         if status is False:
             deletable.append(item)
         else:

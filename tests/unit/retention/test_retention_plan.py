@@ -446,6 +446,40 @@ def test_archive_expiry_honours_pins_unknowns_and_local_sessions() -> None:
     assert not forever.archive_purges
 
 
+def test_an_archive_is_kept_by_a_pin_on_any_trashed_version_of_its_session() -> None:
+    # The trash holds two versions of one session (restored over, twice), each with the title
+    # it had then; a pin names only the older title. Judged on one version's title (the last
+    # listed), an archive that protected nothing was purged.
+    def version(title: str, days: int, number: int) -> TrashedSession:
+        subject = Subject("renamed", "p", custom_title=title)
+        return TrashedSession("renamed", "p", NOW - timedelta(days=days), subject, number)
+
+    old_title, new_title = version("release notes", 3, 1), version("scratch", 2, 2)
+
+    def archive(ref: str, days: int) -> ArchiveFacts:
+        moment = NOW - timedelta(days=days)
+        return ArchiveFacts(ref, "renamed", "p", moment, moment, Subject("renamed", "p"))
+
+    # Both expired; the older one protects nothing (a newer archive of the session exists), so
+    # only the pin keeps it.
+    archives = [archive("r/older", 400), archive("r/newer", 380)]
+    pinned = rules(pins=Pins(names=("release notes",)), archive_days=365)
+    for trashed in ([old_title, new_title], [new_title, old_title]):
+        plan = plan_retention([], pinned, NOW, archive_files=archives, trashed=trashed)
+        assert {a.ref: a.reason for a in plan.archives} == {
+            "r/older": Reason.PINNED,
+            "r/newer": Reason.PINNED,
+        }
+        assert not plan.archive_purges
+    unpinned = rules(pins=Pins(names=("other",)), archive_days=365)
+    trashed = [old_title, new_title]
+    plan = plan_retention([], unpinned, NOW, archive_files=archives, trashed=trashed)
+    assert {a.ref: a.reason for a in plan.archives} == {
+        "r/older": Reason.EXPIRED,
+        "r/newer": Reason.PROTECTS_SESSION,
+    }
+
+
 def test_duplicate_keys_are_refused() -> None:
     with pytest.raises(ValueError, match="twice"):
         plan_retention([entry("a", days=1), entry("a", days=2)], rules(), NOW)
