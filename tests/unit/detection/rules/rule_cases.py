@@ -8,10 +8,12 @@ compared exactly with the detector's hits: a span that stops short or runs long 
 
 from __future__ import annotations
 
+import json
 import random
 import string
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from scrubber.detection.detector import PLAIN, Detector, ScanContext, SourceKind
 
@@ -88,3 +90,34 @@ def check(case: Case) -> None:
 
 def ids(cases: Iterable[Case]) -> list[str]:
     return [f"{i}:{c.id}" for i, c in enumerate(cases)]
+
+
+def whole_scanners() -> list[Any]:
+    """The whole default scanner, once per prefilter engine (pure Python, and hyperscan when it
+    is installed), for tests that check a class of syntax through the gates."""
+    from scrubber.detection.fingerprint import Fingerprinter
+    from scrubber.detection.registry import build_detectors
+    from scrubber.detection.scan import SecretScanner
+    from scrubber.policy.model import Policy
+
+    detectors = build_detectors(Policy.default())
+    return [
+        SecretScanner(detectors, Fingerprinter(b"k" * 32), engine=engine)
+        for engine in ("python", "auto")
+    ]
+
+
+def check_through_the_gates(case: Case, scanner: Any) -> None:
+    """What the whole scanner takes from the case's text as a transcript line hands it over:
+    only the detectors whose gates match the raw JSONL line run (a rule that matches behind a
+    gate that does not is a leak)."""
+    data = json.dumps({"type": "user", "message": {"content": case.text}}).encode()
+    woken = scanner.index.line_detectors(data)
+    found = [
+        case.text[f.hit.start : f.hit.end]
+        for f in scanner.scan_text(case.text, line_detectors=woken)
+    ]
+    if case.secrets:
+        assert found == list(case.secrets), case.id
+    else:
+        assert not found, case.id

@@ -7,16 +7,20 @@ whether the rule runs at all), with both prefilter engines. Fake values are buil
 
 from __future__ import annotations
 
-import json
-
 import pytest
-from rule_cases import B62, Case, check, fake, ids, neg, pos
+from rule_cases import (
+    B62,
+    Case,
+    check,
+    check_through_the_gates,
+    fake,
+    ids,
+    neg,
+    pos,
+    whole_scanners,
+)
 
-from scrubber.detection.fingerprint import Fingerprinter
-from scrubber.detection.registry import build_detectors
 from scrubber.detection.rules.shell_default import RULES
-from scrubber.detection.scan import SecretScanner
-from scrubber.policy.model import Policy
 
 (RULE,) = RULES
 TOKEN = fake(B62, 32, "shell-default")
@@ -49,23 +53,10 @@ def test_rule(case: Case) -> None:
     check(case)
 
 
-SCANNERS = [
-    SecretScanner(build_detectors(Policy.default()), Fingerprinter(b"k" * 32), engine=engine)
-    for engine in ("python", "auto")
-]
+SCANNERS = whole_scanners()
 
 
 @pytest.mark.parametrize("case", CASES, ids=ids(CASES))
 @pytest.mark.parametrize("scanner", SCANNERS, ids=["python", "auto"])
-def test_through_the_gates(case: Case, scanner: SecretScanner) -> None:
-    """What the whole scanner takes from the text as a transcript line hands it over."""
-    data = json.dumps({"type": "user", "message": {"content": case.text}}).encode()
-    woken = scanner.index.line_detectors(data)
-    found = [
-        case.text[f.hit.start : f.hit.end]
-        for f in scanner.scan_text(case.text, line_detectors=woken)
-    ]
-    if case.secrets:
-        assert found == list(case.secrets), case.id
-    else:
-        assert not found, case.id
+def test_through_the_gates(case: Case, scanner: object) -> None:
+    check_through_the_gates(case, scanner)
