@@ -442,11 +442,8 @@ def _plan_trash(
             action, reason = Action.PURGE, Reason.EXPIRED
         else:
             action, reason = Action.KEEP, Reason.IN_GRACE
-        decisions.append(
-            TrashDecision(
-                item.session_id, item.project, action, reason, trashed_at, purge_at, item.version
-            )
-        )
+        facts = (item.session_id, item.project, action, reason, trashed_at, purge_at)
+        decisions.append(TrashDecision(*facts, item.version))
     return tuple(sorted(decisions, key=lambda d: (d.project, d.session_id, d.version)))
 
 
@@ -460,8 +457,7 @@ def _plan_archives(
     refs = [f.ref for f in files]
     if len(set(refs)) != len(refs):
         raise ValueError("an archive is listed twice")
-    # Every trashed version's subject: each kept the title and tags it had when it went
-    # (a pin on an older version's title must keep the session's archives too).
+    # Every trashed version's subject, each with the title it had (a pin on any keeps).
     in_trash: dict[str, list[Subject]] = {}
     for t in trashed:
         in_trash.setdefault(t.session_id, []).append(t.subject)
@@ -478,8 +474,8 @@ def _plan_archives(
         # What we know of the session locally beats what the sidecar keeps in clear.
         return local.get(facts.session_id) or in_trash.get(facts.session_id) or facts.subject
 
-    kept = {f.ref for f in select_deletable(files, rules.pins, subject).kept}
-    unknown = {f.ref for f in select_deletable(files, rules.pins, subject).unknown}
+    selection = select_deletable(files, rules.pins, subject)
+    kept, unknown = {f.ref for f in selection.kept}, {f.ref for f in selection.unknown}
     decisions = []
     for facts in files:
         expires_at = (
@@ -487,9 +483,8 @@ def _plan_archives(
             if rules.archive_days is None
             else basis(facts) + timedelta(days=rules.archive_days)
         )
-        protects = newest[facts.session_id] is facts and (
-            facts.session_id in local or facts.session_id in in_trash
-        )
+        sid = facts.session_id
+        protects = newest[sid] is facts and (sid in local or sid in in_trash)
         if expires_at is None or now < expires_at:
             action, reason = Action.KEEP, Reason.NOT_EXPIRED
         elif facts.ref in unknown:
