@@ -110,6 +110,12 @@ class GateIndex:
         # Token patterns and the other detectors that find the same in any context: their
         # gates hold everywhere, in a credential source too.
         self.context_free = frozenset(i for i, det in enumerate(detectors) if _context_free(det))
+        # Of those, the token patterns woken by a literal (`ghp_`, `AKIA`): where one wakes, a
+        # token may stand in a JSON object key (detection/key_scan.py). Not the shape gates
+        # (pgpass's colons wake on every timestamp).
+        self.literal_tokens = frozenset(
+            i for i in self.context_free if all(_is_literal(g) for g in gates_of(detectors[i]))
+        )
         self.everyone = tuple(range(len(detectors)))
         # Detectors that can be told where their gates matched (`find_near`).
         self.near = frozenset(i for i, det in enumerate(detectors) if isinstance(det, FindsNear))
@@ -234,6 +240,16 @@ def _context_free(detector: Detector) -> bool:
         isinstance(detector, SameInAnyContext) and detector.same_in_any_context
     )
     return same and not detector.context_only and bool(gates_of(detector))
+
+
+def _is_literal(gate: Gate) -> bool:
+    """A gate that is one literal, every byte written `\\xHH` (gates.literal_pattern)."""
+    text = gate.raw_pattern
+    return (
+        bool(text)
+        and len(text) % 4 == 0
+        and all(text[i : i + 2] == "\\x" for i in range(0, len(text), 4))
+    )
 
 
 def _proven_rare(gate: Gate) -> tuple[str, ...]:

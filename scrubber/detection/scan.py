@@ -396,13 +396,12 @@ class FileScan:
     def _key_leaves(
         self, record: Mapping[str, Any], woken: frozenset[int], found: list[LeafScan]
     ) -> tuple[LeafScan, ...]:
-        """The secrets in the record's keys, looked for only where a token detector (one that
-        finds the same in any context) woke on the raw line and found nothing in its strings:
-        its match is then likely in a key, and walking every record's keys would cost a tenth
-        of the scan."""
-        index = self._scanner.index
-        tokens = {index.detectors[i].name for i in woken & index.context_free}
-        if not tokens or tokens <= {item.hit.detector for leaf in found for item in leaf.found}:
+        """The secrets in the record's keys, looked for only where a token pattern's literal
+        (`ghp_`, `AKIA`) woke on the raw line, whatever its strings held (the same token may
+        stand in a value and in a key): walking every record's keys would cost a tenth of the
+        scan."""
+        del found  # a token found in a string says nothing of the keys
+        if woken.isdisjoint(self._scanner.index.literal_tokens):
             return ()
         in_keys = found_in_keys(record, self._scanner, woken)
         return tuple(LeafScan(pointer, secrets, False, None) for pointer, _, secrets in in_keys)

@@ -14,12 +14,14 @@ from dataclasses import replace
 from pathlib import Path
 
 from scrubber.detection.finding import Finding
+from scrubber.detection.key_scan import MIN_KEY_CHARS
 from scrubber.detection.known_values import Copy, KnownValues, Scope, ValueIndex, ValueInfo
 from scrubber.detection.placeholder import make_placeholder
 from scrubber.detection.registry import prefilter_engine
 from scrubber.detection.scan import SecretScanner
 from scrubber.detection.value_blocks import blocks
 from scrubber.redaction.copies import LineCopies, jsonl_copies, scope_of, text_copies
+from scrubber.transcript.records import json_pointer
 from scrubber.usecases import parts
 from scrubber.usecases.audit_report import FINGERPRINT_SHOWN, FileAudit, project_name_shown
 
@@ -403,5 +405,21 @@ class Shown:
                     parts = [project if p == target.project else p for p in target.path.parts]
                     path = str(Path(*parts))
             audit_result.shown_path = shown = self.text(path, scope)
-        if shown != str(target.path):
-            audit_result.findings = [replace(f, file=shown) for f in audit_result.findings]
+        scope = None if target.role == "history" else scope_of(target.session_id, target.path)
+        findings = audit_result.findings
+        for i, f in enumerate(findings):
+            pointer = self.pointer(f.json_path, scope)
+            if f.file != shown or pointer != f.json_path:
+                findings[i] = replace(f, file=shown, json_path=pointer)
+
+    def pointer(self, pointer: str | None, scope: Scope | None) -> str | None:
+        """A finding's JSON Pointer with any secret in the keys it passes through replaced by
+        its placeholder: a key can hold a token (detection/key_scan.py), and a pointer spells
+        out every key above the string it names. Only keys that can be data are looked at."""
+        if not pointer:
+            return pointer
+        tokens = [t.replace("~1", "/").replace("~0", "~") for t in pointer.split("/")[1:]]
+        if not any(len(t) >= MIN_KEY_CHARS and not t.isalpha() for t in tokens):
+            return pointer
+        shown = [self.text(t, scope) if len(t) >= MIN_KEY_CHARS else t for t in tokens]
+        return pointer if shown == tokens else json_pointer(*shown)

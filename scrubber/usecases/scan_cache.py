@@ -104,13 +104,12 @@ class CachedFile:
 
     def findings_in(self, file: str, *, upto_line: int | None = None) -> list[Finding]:
         """The findings, in `file` (the name the report gives the file); with `upto_line`,
-        only the detectors' findings on lines up to it."""
+        only those on lines up to it (copies found by value among them: the audit drops those
+        of the sessions it looks at again, and keeps history.jsonl's of the others)."""
         if upto_line is None:
             return [finding_from_json(file, item) for item in self.stored_findings]
         return [
-            finding_from_json(file, item)
-            for item in self.stored_findings
-            if item[0] <= upto_line and not item[-1]
+            finding_from_json(file, item) for item in self.stored_findings if item[0] <= upto_line
         ]
 
 

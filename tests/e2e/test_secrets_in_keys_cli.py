@@ -43,3 +43,38 @@ def test_audit_reports_a_token_in_a_key_and_a_copy_keeps_it(sandbox, transcript_
     assert again.returncode == 1 and json.loads(again.stdout)["findings"][0]["in_key"]
     verified = sandbox.scrub("verify", copy, "--original", transcript)
     assert verified.returncode == 1 and "secrets in JSON object keys: 1" in verified.stdout
+
+
+def test_a_warm_audit_after_an_append_keeps_the_key_finding(sandbox, transcript_builder) -> None:
+    token = fake_github_token(random.Random(22))
+    transcript = _session(sandbox, transcript_builder, token)
+    cold = json.loads(sandbox.scrub("audit", "--format", "json").stdout)["findings"]
+    with transcript.open("a") as stream:  # Claude Code appends a turn
+        stream.write(json.dumps({"type": "user", "message": {"content": "thanks"}}) + "\n")
+    warm = json.loads(sandbox.scrub("audit", "--format", "json").stdout)
+    assert warm["findings"] == cold
+    assert any("no redaction can take out" in w for w in warm["warnings"])
+
+
+def test_a_place_never_spells_out_a_key_that_holds_a_token(sandbox, transcript_builder) -> None:
+    rng = random.Random(23)
+    outer, inner, value = (fake_github_token(rng) for _ in range(3))
+    builder = transcript_builder(cwd="/home/u/work/keys")
+    # Nested token keys, a value under a token key, and one token both in a value and a key.
+    result = {"owners": {outer: {inner: "x"}}, "bots": {outer: f"GH={value}"}}
+    builder.tool("mcp__github__owners", {"org": "acme"}, f"GH={inner}", result)
+    builder.write(sandbox.config / "projects" / "-home-u-work-keys" / "s.jsonl")
+    for run in range(2):  # cold, then from the cache
+        done = sandbox.scrub("audit", "--format", "json")
+        assert done.returncode == 1
+        for token in (outer, inner, value):
+            assert token not in done.output, run
+            assert token not in "".join(
+                p.read_text() for p in (sandbox.scrub_home / "state").rglob("*") if p.is_file()
+            )
+        found = json.loads(done.stdout)["findings"]
+        in_keys = sorted(f["json_path"] for f in found if f["in_key"])
+        assert len(in_keys) == 3, in_keys  # outer twice (two objects), inner once
+        assert any(
+            not f["in_key"] and f["json_path"].startswith("/toolUseResult/bots/") for f in found
+        )

@@ -74,9 +74,10 @@ def test_the_scan_reports_a_token_held_by_a_key_and_names_only_its_object() -> N
     assert _audit_line(record) == [("/toolUseResult/owners", True)]
 
 
-def test_the_keys_are_not_walked_when_the_token_is_in_a_value() -> None:
+def test_one_token_in_a_value_and_in_a_key_is_found_in_both() -> None:
     token = fake_github_token(random.Random(7))
     record = {"type": "user", "toolUseResult": {"stdout": f"GH={token}", f"k-{token}": 1}}
-    # The token detector found what woke it in a string: the keys are left to verify.
-    assert _audit_line(record) == [("/toolUseResult/stdout", False)]
+    # Found in a string, the token still says nothing of the keys: they are read too.
+    assert _audit_line(record) == [("/toolUseResult", True), ("/toolUseResult/stdout", False)]
+    # No token pattern's literal woke: the keys are not walked (they cost a walk of the record).
     assert _audit_line({"type": "user", "toolUseResult": {"cache_read_tokens_1": 2}}) == []
