@@ -227,6 +227,7 @@ def _report(results: list[FileRedaction], as_json: bool, shown: Callable[[str], 
                 "replaced": r.replaced,
                 "by_kind": dict(r.by_kind),
                 "left_in_thinking": r.left_in_thinking,
+                "left_in_keys": r.left_in_keys,
                 "problems": [{"line": n, "problem": p} for n, p in r.problems],
                 "folded_tail_bytes": r.folded_tail_bytes,
                 "skipped": r.skipped,
@@ -256,6 +257,11 @@ def _report(results: list[FileRedaction], as_json: bool, shown: Callable[[str], 
             typer.echo(
                 f"  warning: {plural(r.left_in_thinking, 'secret')} left in thinking text "
                 "(left_in_thinking)"
+            )
+        if r.left_in_keys:
+            typer.echo(
+                f"  warning: {plural(r.left_in_keys, 'secret')} left in JSON object keys, which "
+                "no redaction can change (left_in_keys): do not share this copy"
             )
     typer.echo(f"{plural(len(results), 'file')}, {plural(total, 'secret')} replaced.")
 

@@ -54,6 +54,8 @@ class FileRedaction:
     lines_changed: int = 0
     replaced: int = 0
     left_in_thinking: int = 0
+    # Secrets held by JSON object keys, which no redaction may change (detection/key_scan.py).
+    left_in_keys: int = 0
     by_kind: Counter[str] = field(default_factory=Counter)
     problems: list[tuple[int, str]] = field(default_factory=list)
     folded_tail_bytes: int = 0  # bytes appended by another writer during an in-place rewrite
@@ -83,6 +85,7 @@ class FileRedaction:
         self.by_kind.update(line.kinds)
         self.replaced += len(line.kinds)
         self.left_in_thinking += line.left_in_thinking
+        self.left_in_keys += line.left_in_keys
         if line.new is not None:
             self.lines_changed += 1
 
@@ -104,6 +107,7 @@ class LineRedaction:
     values: tuple[FoundValue, ...]
     kinds: tuple[str, ...]  # the kind of each secret replaced, in order
     left_in_thinking: int = 0
+    left_in_keys: int = 0  # secrets in object keys: kept, no redaction may change a key
 
 
 def redact_line(
@@ -121,12 +125,15 @@ def redact_scanned(
     if scan is None:
         return None
     problem = str(scan.line.problem) if scan.line.problem not in (None, LineProblem.BLANK) else None
+    in_keys = sum(len(leaf.found) for leaf in scan.key_leaves)
     if not scan.leaves:
-        return None if problem is None else LineRedaction(None, problem, (), ())
+        if problem is None and not in_keys:
+            return None
+        return LineRedaction(None, problem, (), (), left_in_keys=in_keys)
     values = scan_values(scan, scope)
     new, kinds, left_in_thinking = _apply(scan, redact_thinking=redact_thinking)
     changed = None if new == raw.data else new
-    return LineRedaction(changed, problem, values, kinds, left_in_thinking)
+    return LineRedaction(changed, problem, values, kinds, left_in_thinking, in_keys)
 
 
 def redacted_line_bytes(

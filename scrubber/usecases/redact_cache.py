@@ -286,6 +286,7 @@ def report_of(source: Path, dest: Path | None, entry: CopyEntry) -> FileRedactio
     result.lines_changed = int(report["lines_changed"])
     result.replaced = int(report["replaced"])
     result.left_in_thinking = int(report["left_in_thinking"])
+    result.left_in_keys = int(report["left_in_keys"])
     result.by_kind.update({str(k): int(n) for k, n in report["by_kind"].items()})
     result.problems = [(int(n), str(p)) for n, p in report["problems"]]
     result.skipped = report["skipped"] if isinstance(report["skipped"], str) else None
@@ -299,6 +300,7 @@ def report_to_json(result: FileRedaction) -> dict[str, Any]:
         "lines_changed": result.lines_changed,
         "replaced": result.replaced,
         "left_in_thinking": result.left_in_thinking,
+        "left_in_keys": result.left_in_keys,
         "by_kind": dict(result.by_kind),
         "problems": [list(p) for p in result.problems],
         "skipped": result.skipped,

@@ -218,6 +218,7 @@ def _redaction_summary(results: Sequence[FileRedaction]) -> dict[str, Any]:
         "files": len(results),
         "replaced": sum(r.replaced for r in results),
         "left_in_thinking": sum(r.left_in_thinking for r in results),
+        "left_in_keys": sum(r.left_in_keys for r in results),
         "skipped": sum(1 for r in results if r.skipped),
         "by_kind": dict(sorted(by_kind.items())),
     }

@@ -37,8 +37,12 @@ def test_audit_reports_a_token_in_a_key_and_a_copy_keeps_it(sandbox, transcript_
     assert "no redaction can take out" in text.stderr and token not in text.output
 
     copy = sandbox.root / "copy.jsonl"
-    assert sandbox.scrub("redact", transcript, "--output", copy).returncode == 0
+    redacted = sandbox.scrub("redact", transcript, "--output", copy)
+    assert redacted.returncode == 0 and token not in redacted.output
+    assert "1 secret left in JSON object keys" in redacted.stdout
     assert token in copy.read_text()  # the key is kept, as Claude Code's format requires
+    as_json = sandbox.scrub("redact", transcript, "--output", copy, "--force", "--format", "json")
+    assert json.loads(as_json.stdout)["files"][0]["left_in_keys"] == 1
     again = sandbox.scrub("audit", copy, "--format", "json")
     assert again.returncode == 1 and json.loads(again.stdout)["findings"][0]["in_key"]
     verified = sandbox.scrub("verify", copy, "--original", transcript)
