@@ -1,8 +1,9 @@
 """Syntax classes found missing by leakbench: a default written after a fallback operator
 (`process.env.API_TOKEN || "…"`, `?? '…'`, also with the literal on the next line), a PHP or
 Ruby hash entry (`'account_key' => '…'`), and a labelled value longer than the separator regexes
-read (a 1,000-character refresh token in a table cell), and a label of words before a colon
-(`API key: …`, `aylien key: …`).
+read (a 1,000-character refresh token in a table cell), a label of words before a colon
+(`API key: …`, `aylien key: …`), and a credential's default in a shell parameter expansion
+(`${POSTGRES_PASSWORD:-…}`: the assignment rules take `${NAME}` for a reference).
 
 Each class is checked on the rule and through the whole scanner, on the string and on the raw
 JSONL line that holds it (the gates decide which lines a rule reads at all: a rule that matches
@@ -24,6 +25,7 @@ from rule_cases import (
     whole_scanners,
 )
 
+from scrubber.detection.rules import shell_default
 from scrubber.detection.rules.assignment import SENSITIVE_ASSIGNMENT as RULE
 from scrubber.detection.rules.labelled_secret import COLON_LABEL, LOOSE_LABEL, NEXT_LINE_LITERAL
 
@@ -34,6 +36,9 @@ WEAK = "hunter" + "2"
 REFRESH = join("0.", fake(B62 + "-_.", 1300, "refresh"))
 LOWER = fake("abcdefghijklmnopqrstuvwxyz0123456789", 32, "lower")
 HASH = fake("0123456789abcdef", 64, "colonhash")
+SHELL_PW = fake(B62, 14, "shell-pw") + "7"
+SHELL_KEY = fake(B62 + "+/", 43, "shell-key") + "="
+(SHELL,) = shell_default.RULES
 
 CASES: list[Case] = [
     # a fallback's default
@@ -75,6 +80,25 @@ CASES: list[Case] = [
     neg(COLON_LABEL, "the api key: required", note="a word"),
     neg(COLON_LABEL, "Max tokens: 4096", note="a counter"),
     pos(LOOSE_LABEL, f"refresh token - {REFRESH}\nnext line", REFRESH, note="long, hyphen"),
+    # a credential's default in a shell parameter expansion (compose files, entrypoints)
+    pos(SHELL, f"    POSTGRES_PASSWORD: ${{POSTGRES_PASSWORD:-{SHELL_PW}}}", SHELL_PW,
+        note="compose environment map"),
+    pos(SHELL, f"      - DB_PASSWORD=${{DB_PASSWORD:-{SHELL_PW}}}", SHELL_PW, note="compose list"),
+    pos(SHELL, f'password="${{PGPASSWORD-{SHELL_PW}}}"', SHELL_PW, note="without the colon"),
+    pos(SHELL, f"redis-server --requirepass ${{REDIS_PASSWORD:-{SHELL_PW}}}", SHELL_PW,
+        note="in a command"),
+    pos(SHELL, f"API_TOKEN: ${{API_TOKEN:-'{TOKEN}'}}", TOKEN, note="quoted default"),
+    pos(SHELL, f'curl -H "X-Key: ${{ACCOUNT_KEY:={SHELL_KEY}}}" https://h', SHELL_KEY,
+        note=":= form"),
+    neg(SHELL, "DB_PASSWORD=${DB_PASSWORD:-}", note="empty default"),
+    neg(SHELL, "DB_PASSWORD=${DB_PASSWORD:-changeme}", note="a placeholder"),
+    neg(SHELL, "DB_PASSWORD=${DB_PASSWORD:?the password is required}", note="an error message"),
+    neg(SHELL, "TOKEN=${TOKEN:-$(cat /run/secrets/token)}", note="a command"),
+    neg(SHELL, "PASSWORD=${PASSWORD:-${OTHER_PASSWORD}}", note="another reference"),
+    neg(SHELL, f"PORT=${{PORT:-{TOKEN}}}", note="not a credential's name"),
+    neg(SHELL, f"TOKEN_FILE=${{TOKEN_FILE:-/run/secrets/{TOKEN}}}", note="a path's name"),
+    neg(SHELL, "password=${DB_PASSWORD:-[REDACTED:dotenv-value:0123456789abcdef]}",
+        note="our placeholder"),
 ]  # fmt: skip
 
 
