@@ -48,6 +48,9 @@ def env(tmp_path: Path, demo: Path, warm_prefilter: Any) -> Iterator[dict[str, s
         "CLAUDE_CONFIG_DIR": str(config),
         "SCRUB_HOME": str(tmp_path / "home"),
         "HOME": str(tmp_path),
+        # The detached scans a call starts leave once done, not five minutes after the suite
+        # (the tests of lingering pass their own `linger`).
+        status_scan.ENV_LINGER: "0",
     }
     warm_prefilter.keep(tmp_path / "home")
 
