@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from scrubber.detection.detector import ConfirmsRaw, Detector, FindsNear, Reaches, ReadsFiles
-from scrubber.detection.gates import Gate, gates_of, literal_pattern
+from scrubber.detection.gates import Gate, gates_of, is_literal_pattern, literal_pattern
 from scrubber.detection.prefilter import gate_matcher
 from scrubber.detection.required_literals import every_match_holds_one_of
 from scrubber.detection.rules.base import PatternRule, SameInAnyContext
@@ -114,7 +114,9 @@ class GateIndex:
         # token may stand in a JSON object key (detection/key_scan.py). Not the shape gates
         # (pgpass's colons wake on every timestamp).
         self.literal_tokens = frozenset(
-            i for i in self.context_free if all(_is_literal(g) for g in gates_of(detectors[i]))
+            i
+            for i in self.context_free
+            if all(is_literal_pattern(g.raw_pattern) for g in gates_of(detectors[i]))
         )
         self.everyone = tuple(range(len(detectors)))
         # Detectors that can be told where their gates matched (`find_near`).
@@ -240,16 +242,6 @@ def _context_free(detector: Detector) -> bool:
         isinstance(detector, SameInAnyContext) and detector.same_in_any_context
     )
     return same and not detector.context_only and bool(gates_of(detector))
-
-
-def _is_literal(gate: Gate) -> bool:
-    """A gate that is one literal, every byte written `\\xHH` (gates.literal_pattern)."""
-    text = gate.raw_pattern
-    return (
-        bool(text)
-        and len(text) % 4 == 0
-        and all(text[i : i + 2] == "\\x" for i in range(0, len(text), 4))
-    )
 
 
 def _proven_rare(gate: Gate) -> tuple[str, ...]:

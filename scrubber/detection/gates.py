@@ -22,6 +22,7 @@ longer wakes them.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 # One character of whitespace as Python's `\s` sees it in decoded text (ASCII whitespace, the
@@ -79,6 +80,14 @@ def literal_pattern(literal: bytes) -> str:
     """A regex for `literal`, every byte as \\xHH: hyperscan takes NUL-terminated C strings, and
     escapes keep metacharacters literal in both engines."""
     return "".join(f"\\x{byte:02x}" for byte in literal)
+
+
+_LITERAL = re.compile(r"(?:\\x[0-9a-f]{2})+")
+
+
+def is_literal_pattern(pattern: str) -> bool:
+    """Whether a gate's pattern is one literal, as `literal_pattern` writes it."""
+    return _LITERAL.fullmatch(pattern) is not None
 
 
 def gates_of(detector: object) -> tuple[Gate, ...]:

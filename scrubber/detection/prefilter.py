@@ -17,6 +17,7 @@ from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
+from scrubber.detection.gates import is_literal_pattern
 from scrubber.detection.prefilter_cache import (
     cache_file,
     gates_identity,
@@ -148,12 +149,9 @@ class GateMatcher(Protocol):
         ...
 
 
-_LITERAL_GATE = re.compile(rb"(?:\\x[0-9a-f]{2})+")
-
-
 def _as_literal(pattern: bytes) -> bytes | None:
     """The bytes a gate made only of `\\xHH` escapes stands for (a literal anchor), or None."""
-    if not _LITERAL_GATE.fullmatch(pattern):
+    if not is_literal_pattern(pattern.decode("latin-1")):
         return None
     return bytes(int(pattern[i + 2 : i + 4], 16) for i in range(0, len(pattern), 4))
 

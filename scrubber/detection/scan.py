@@ -390,17 +390,14 @@ class FileScan:
             found = scanner.scan_text(leaf.text, leaf.context, woken)
             if found:
                 found_leaves.append(LeafScan(leaf.pointer, found, leaf.in_thinking, leaf.source))
-        keys = self._key_leaves(record, woken, found_leaves)
+        keys = self._key_leaves(record, woken)
         return _line_scan(line, record, tuple(found_leaves), keys)
 
-    def _key_leaves(
-        self, record: Mapping[str, Any], woken: frozenset[int], found: list[LeafScan]
-    ) -> tuple[LeafScan, ...]:
+    def _key_leaves(self, record: Mapping[str, Any], woken: frozenset[int]) -> tuple[LeafScan, ...]:
         """The secrets in the record's keys, looked for only where a token pattern's literal
         (`ghp_`, `AKIA`) woke on the raw line, whatever its strings held (the same token may
         stand in a value and in a key): walking every record's keys would cost a tenth of the
         scan."""
-        del found  # a token found in a string says nothing of the keys
         if woken.isdisjoint(self._scanner.index.literal_tokens):
             return ()
         in_keys = found_in_keys(record, self._scanner, woken)

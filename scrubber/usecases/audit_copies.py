@@ -394,9 +394,9 @@ class Shown:
         redacted then with the values known then); its findings name the shown path."""
         target = audit_result.target
         shown = audit_result.shown_path
+        scope = None if target.role == "history" else scope_of(target.session_id, target.path)
         # As cached, the same detectors made it, and when no value is known now it is done.
         if shown is None or self._index is not None:
-            scope = None if target.role == "history" else scope_of(target.session_id, target.path)
             path = shown or str(target.path)
             if target.project:
                 project = self.project(audit_result.shown_project or target.project, scope)
@@ -405,7 +405,6 @@ class Shown:
                     parts = [project if p == target.project else p for p in target.path.parts]
                     path = str(Path(*parts))
             audit_result.shown_path = shown = self.text(path, scope)
-        scope = None if target.role == "history" else scope_of(target.session_id, target.path)
         findings = audit_result.findings
         for i, f in enumerate(findings):
             pointer = self.pointer(f.json_path, scope)
