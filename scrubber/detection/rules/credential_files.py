@@ -111,11 +111,14 @@ class PgpassRule:
     name: str = "pgpass-password"
     kind: str = "pgpass-password"
     anchors: tuple[str, ...] = (":",)
-    # `:` is in every line; `:port:db:user:` is not. On a raw line, a field may hold a
-    # `\uXXXX` escape, so backslashes are allowed there.
+    # `:` is in every line; `:port:db:user:` is not. On a raw line a field may hold JSON
+    # escapes (`\uXXXX`, `\"`) but never a bare `"`, which ends the string: without that
+    # rule every tool result Claude Code writes woke it (`"timestamp":"…T09:00:01.000Z",
+    # "toolUseResult":{"stdout":` reads as `:00:` and two fields).
     gates: tuple[Gate, ...] = (
         Gate(
-            r":(?:[0-9]{1,5}|\*):[^:\s\\]+:[^:\s\\]+:", raw=r":(?:[0-9]{1,5}|\*):[^:\s]+:[^:\s]+:"
+            r":(?:[0-9]{1,5}|\*):[^:\s\\]+:[^:\s\\]+:",
+            raw=r':(?:[0-9]{1,5}|\*):(?:[^:\s"\\]|\\.)+:(?:[^:\s"\\]|\\.)+:',
         ),
     )
     context_only: bool = False

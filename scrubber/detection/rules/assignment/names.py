@@ -128,6 +128,18 @@ def _strong_stem(word: str) -> bool:
 _STRONG_STEMS = ("secret", "password", "passwd")
 
 
+def is_bare_key(name: str) -> bool:
+    """A lone `key` (`Using Key=…` in a log line): it names a credential only when assigned
+    with `=` a generated-looking value, which the rule judges on the value (rule.py)."""
+    return name.lower() == "key"
+
+
+def may_name_secret(name: str) -> bool:
+    """Whether the rule may report a value assigned to `name`: what the raw-line precheck
+    (precheck.py) keeps, so it must hold for every name the rule can report."""
+    return classify_name(name) is not None or is_bare_key(name)
+
+
 @functools.lru_cache(maxsize=4096)
 def classify_name(name: str) -> Strength | None:
     """How strongly a name says that its value is a secret; None when it does not."""

@@ -13,7 +13,7 @@ from scrubber.detection.rules.assignment.candidates import (
     GATE_REACH_RAW,
     RAW_CANDIDATE,
 )
-from scrubber.detection.rules.assignment.names import MAX_NAME, classify_name
+from scrubber.detection.rules.assignment.names import MAX_NAME, may_name_secret
 
 _NAME_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 # What a raw gate match's judgement reads before its operator's farthest place: where a candidate
@@ -33,7 +33,9 @@ def _escaped(data: bytes, at: int) -> bool:
 
 def _line_boundary(data: bytes, at: int, step: int) -> int:
     """Where the line of text around `at` begins (step -1) or ends (step 1) on a raw JSONL
-    line: just inside the string's quote, or at a `\\n`/`\\r` escape. -1 if not found nearby."""
+    line: just inside the string's quote, or at a `\\n` escape; -1 if not found nearby. Not
+    at a `\\r`: a quoted value may hold one (`'…\\r'`, a line of a CRLF file) and the rule
+    reads on to its closing quote."""
     # A line of text is short, a line of tool output can be megabytes long: look close first.
     for reach in _BOUNDARY_REACHES:
         found = _boundary_within(data, at, step, reach)
@@ -54,8 +56,7 @@ def _boundary_within(data: bytes, at: int, step: int, reach: int) -> int | None:
         while position > floor:
             quote = data.rfind(b'"', floor, position)
             newline = data.rfind(b"\\n", floor, position)
-            carriage = data.rfind(b"\\r", floor, position)
-            found = max(quote, newline, carriage)
+            found = max(quote, newline)
             if found < 0:
                 break
             if found == quote and not _escaped(data, quote):
@@ -69,8 +70,7 @@ def _boundary_within(data: bytes, at: int, step: int, reach: int) -> int | None:
     while position < ceiling:
         quote = data.find(b'"', position, ceiling)
         newline = data.find(b"\\n", position, ceiling)
-        carriage = data.find(b"\\r", position, ceiling)
-        found = min((i for i in (quote, newline, carriage) if i >= 0), default=-1)
+        found = min((i for i in (quote, newline) if i >= 0), default=-1)
         if found < 0:
             break
         if not _escaped(data, found):
@@ -106,7 +106,7 @@ def _secret_names_in(window: bytes, gate: int) -> tuple[tuple[int, int], ...]:
             readings.append(start + (5 if window[start] == 0x75 else 1))
         for first in readings:
             name = window[first:end].decode("ascii").strip(".-")
-            if name and len(name) <= MAX_NAME and classify_name(name) is not None:
+            if name and len(name) <= MAX_NAME and may_name_secret(name):
                 found.append((first, end))
     return tuple(found)
 

@@ -24,7 +24,12 @@ from scrubber.detection.rules.assignment.candidates import (
     candidate_search,
     near_candidates,
 )
-from scrubber.detection.rules.assignment.names import MAX_NAME, Strength, classify_name
+from scrubber.detection.rules.assignment.names import (
+    MAX_NAME,
+    Strength,
+    classify_name,
+    is_bare_key,
+)
 from scrubber.detection.rules.assignment.precheck import (
     decode_text_line,
     secret_names_on_raw_line,
@@ -206,7 +211,7 @@ class SensitiveAssignmentRule:
         if before == ":" and text[start - 2 : start - 1] == ":":
             return None  # a qualified type name: `AWS::SecretsManager::Secret`, `Foo::Token`
         strength = classify_name(name)
-        bare_key = strength is None and name.lower() == "key"
+        bare_key = strength is None and is_bare_key(name)
         if strength is None and not bare_key:
             return None
         found = value_after_name(text, start, start + len(name), before)

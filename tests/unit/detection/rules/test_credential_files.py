@@ -53,3 +53,32 @@ CASES: list[Case] = [
 @pytest.mark.parametrize("case", CASES, ids=ids(CASES))
 def test_credential_files(case: Case) -> None:
     check(case)
+
+
+@pytest.mark.parametrize("engine", ["python", "auto"])
+def test_a_tool_result_record_does_not_wake_the_pgpass_rule(engine: str) -> None:
+    """Claude Code writes `"timestamp":"…T09:00:01.000Z","toolUseResult":{"stdout":` on every
+    tool result: `:00:` and two "fields" across JSON quotes, which woke the rule (a parse and a
+    walk of every such line) until its raw gate refused a bare quote."""
+    import json
+
+    from scrubber.detection.fingerprint import Fingerprinter
+    from scrubber.detection.registry import build_detectors
+    from scrubber.detection.scan import SecretScanner
+    from scrubber.policy.model import Policy
+
+    scanner = SecretScanner(
+        build_detectors(Policy.default()), Fingerprinter(b"k" * 32), engine=engine
+    )
+    names = [d.name for d in scanner.index.detectors]
+
+    def woken(record: dict[str, object]) -> set[str]:
+        data = json.dumps(record, separators=(",", ":")).encode()
+        return {names[i] for i in scanner.index.line_scan(data).woken}
+
+    answer = {"type": "user", "timestamp": "2026-03-02T09:00:01.000Z",
+              "toolUseResult": {"stdout": "ok", "stderr": ""}}  # fmt: skip
+    assert "pgpass-password" not in woken(answer)
+    line = f'db.example.com:5432:app"db:app:{PG1}'  # a quote in a field is escaped: still read
+    answer["toolUseResult"] = {"stdout": f"cat ~/.pgpass\n{line}\n", "stderr": ""}
+    assert "pgpass-password" in woken(answer)
