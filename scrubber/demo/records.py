@@ -102,10 +102,11 @@ class SessionWriter:
         record = self._envelope(self.last)
         record["type"] = "user"
         record["message"] = {"role": "user", "content": content}
-        if extra:
-            record.update(extra)
         record["uuid"] = record_uuid
         record["timestamp"] = self.tick()
+        if extra:
+            # After the timestamp, as 2.1.332 writes them: `…"timestamp":"…Z","toolUseResult":`.
+            record.update(extra)
         self.emit(record)
         self.last = record_uuid
         return record_uuid
