@@ -3,7 +3,17 @@
 from __future__ import annotations
 
 import pytest
-from rule_cases import B62, Case, check, fake, ids, neg, pos
+from rule_cases import (
+    B62,
+    Case,
+    check,
+    check_through_the_gates,
+    fake,
+    ids,
+    neg,
+    pos,
+    whole_scanners,
+)
 
 from scrubber.detection.rules import cli_password as cli
 
@@ -71,3 +81,27 @@ CASES: list[Case] = [
 @pytest.mark.parametrize("case", CASES, ids=ids(CASES))
 def test_cli_password(case: Case) -> None:
     check(case)
+
+
+GATE_CASES: list[Case] = [
+    pos(cli.REGISTRY_LOGIN_PASSWORD, f"docker login -u bob -p '{PW}' registry.example.com", PW),
+    pos(cli.REGISTRY_LOGIN_PASSWORD, f"podman\tlogin -u bob -p {PW} quay.io", PW,
+        note="a tab: escaped on the raw line"),
+    pos(cli.REGISTRY_LOGIN_PASSWORD, f"helm registry  login r.example.com -u bob -p {PW}", PW),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("scanner", whole_scanners(), ids=["python", "auto"])
+@pytest.mark.parametrize("case", GATE_CASES, ids=ids(GATE_CASES))
+def test_a_registry_login_is_found_through_the_gates(case: Case, scanner: object) -> None:
+    check_through_the_gates(case, scanner)
+
+
+@pytest.mark.parametrize("scanner", whole_scanners(), ids=["python", "auto"])
+def test_the_word_login_alone_does_not_wake_the_registry_rule(scanner: object) -> None:
+    """`login` is in every web app's code and logs: it woke the rule on a fifth of the lines
+    of real transcripts until the gate asked for the tool's name before it."""
+    data = b'{"type":"user","message":{"content":"POST /api/login 200; see LoginForm.tsx"}}'
+    names = [d.name for d in scanner.index.detectors]  # type: ignore[attr-defined]
+    woken = {names[i] for i in scanner.index.line_detectors(data)}  # type: ignore[attr-defined]
+    assert "registry-login-password-flag" not in woken
