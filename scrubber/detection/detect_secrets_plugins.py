@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from scrubber.detection.gates import QUOTE_RAW, WORD, WS, Gate
+from scrubber.detection.gates import QUOTE_RAW, WORD, WS, Gate, literal_pattern
 
 # Lower-case literals that any match of the plugin must contain. Plugins whose formats have no
 # literal (Discord, Telegram, Twilio, Artifactory's AP… keys) get none: they run on strings some
@@ -68,6 +68,14 @@ COMPARISON = ("==", "!=")
 # Gates (gates.py) for the plugins whose anchors are common: `://` (every URL) wakes BasicAuth
 # only with `user:password@`; `-us` wakes Mailchimp only after 32 hex digits.
 PLUGIN_GATES: dict[str, tuple[Gate, ...]] = {
+    # The key id's prefixes, or `aws` with one of the secret regex's keywords (`key`, `pwd`,
+    # `pw`, `password`, `pass`, `token`) at most 20 characters after it: `aws` alone is in
+    # every `aws iam …` command and every ARN. 20 characters are at most 80 bytes of UTF-8 in a
+    # string, 120 on a raw line (`\uXXXX`).
+    "AWSKeyDetector": (
+        *(Gate(literal_pattern(a.encode())) for a in ("akia", "asia", "abia", "acca", "a3t")),
+        Gate(r"aws[^\n]{0,80}(?:key|pw|pass|token)", r"aws.{0,120}(?:key|pw|pass|token)"),
+    ),
     "BasicAuthDetector": (Gate(r"://[^{}\s]*:[^{}\s]+@"),),
     "MailchimpDetector": (Gate(r"[0-9a-f]{32}-us[0-9]"),),
 }
