@@ -113,3 +113,16 @@ def test_a_long_key_on_one_line_of_a_long_output_is_found_whole() -> None:
         spans = [(f.hit.start, f.hit.end) for f in scanner.scan_text(text, PLAIN)]
         assert spans == [(text.index(value), text.index(value) + len(value))]
     _check(text)
+
+
+@pytest.mark.parametrize(
+    "template",
+    [
+        "token\ta: {v}",  # a tab after the noun: `\t` on the raw line (hypothesis found it)
+        "the key to\tthe API:\t{v}",
+        "the token für die Verbindung: {v}",  # non-ASCII prose, within 40 bytes
+        "the token für die Verbindung mit der Schnittstelle é: {v}",  # wider than 40 bytes
+    ],
+)
+def test_prose_labels_are_found_alike(template: str) -> None:
+    _check(template.format(v=_value(12) + "9"))
