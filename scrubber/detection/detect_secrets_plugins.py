@@ -65,6 +65,21 @@ KEYWORD_LITERALS = tuple(
 # Right after a keyword: the rest of the name, a closing quote or bracket, then the sign.
 ASSIGNMENT_AFTER = re.compile(r"[\w-]{0,40}['\"\]]{0,2}[ \t]*(?:[=:(>]|=>|\s+[\"'])")
 COMPARISON = ("==", "!=")
+def _ibm_gates(keyword: str, value: str) -> tuple[Gate, ...]:
+    """The IBM plugins run on a text that holds `ibm` (their anchor) and where the tail of
+    their pattern is (detect_secrets_adapter._PLUGIN_PRECHECKS: keyword, operator, value):
+    both, in either order. `ibm` alone is in one random id of a few hundred (`req_…iBm…`) and
+    in a long base64 string often: it woke the detector on lines that could hold no hit. The
+    prefilter runs it only on lines that hold `ibm` (`rare`)."""
+    operator = r" *(?:=|:|:=|=>| +|::) *"
+    forms = {
+        "text": rf"""{keyword}["']?\]?{operator}["']?{value}""",
+        "raw": rf"""{keyword}{QUOTE_RAW}?\]?{operator}{QUOTE_RAW}?{value}""",
+    }
+    text, raw = (rf"ibm[\s\S]*{tail}|{tail}[\s\S]*ibm" for tail in forms.values())
+    return (Gate(text, raw, rare=("ibm",)),)
+
+
 # Gates (gates.py) for the plugins whose anchors are common: `://` (every URL) wakes BasicAuth
 # only with `user:password@`; `-us` wakes Mailchimp only after 32 hex digits.
 PLUGIN_GATES: dict[str, tuple[Gate, ...]] = {
@@ -77,6 +92,8 @@ PLUGIN_GATES: dict[str, tuple[Gate, ...]] = {
         Gate(r"aws[^\n]{0,80}(?:key|pw|pass|token)", r"aws.{0,120}(?:key|pw|pass|token)"),
     ),
     "BasicAuthDetector": (Gate(r"://[^{}\s]*:[^{}\s]+@"),),
+    "IbmCloudIamDetector": _ibm_gates(r"(?:key|pwd|password|pass|token)", r"[a-zA-Z0-9_\-]{44}"),
+    "IbmCosHmacDetector": _ibm_gates(r"secret[-_]?(?:access)?[-_]?key", r"[a-f0-9]{48}"),
     "MailchimpDetector": (Gate(r"[0-9a-f]{32}-us[0-9]"),),
 }
 

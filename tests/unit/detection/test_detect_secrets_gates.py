@@ -101,3 +101,27 @@ def test_a_telegram_token_still_wakes_the_shapes() -> None:
     assert any(p.search(text) for p in PLUGINS["TelegramBotTokenDetector"].patterns)
     for scanner in SCANNERS:
         assert "detect-secrets-shapes" in _woken(scanner, text)
+
+
+B64URL = string.ascii_letters + string.digits + "_-"
+IBM_NAMES = ["ibm_api_key", "IBM-CLOUD-IAM-KEY", "ibmcloud_token", "ibm_cos_secret_access_key",
+             "cos_hmac_secret_key", "key", "password"]  # fmt: skip
+IBM_VALUES = [_run(B64URL, 44), _run("0123456789abcdef", 48)]
+
+
+@pytest.mark.parametrize("name", IBM_NAMES)
+@pytest.mark.parametrize("operator", ["=", ": ", ":=", " => ", "  ", '": "', "='"])
+@pytest.mark.parametrize("where", ["{a} ibm cloud", "ibm: {a}", "{a}"])
+def test_the_ibm_gates_hold_for_the_plugins_patterns(name: str, operator: str, where: str) -> None:
+    for value in IBM_VALUES:
+        text = where.format(a=f'"{name}{operator}{value}"')
+        for plugin in ("IbmCloudIamDetector", "IbmCosHmacDetector"):
+            holds = any(p.search(text) for p in PLUGINS[plugin].patterns) and "ibm" in text.lower()
+            if holds:
+                assert _gates_hold(PLUGIN_GATES[plugin], text), (plugin, text)
+
+
+def test_ibm_inside_a_random_id_wakes_no_detect_secrets_plugin() -> None:
+    text = f'{{"requestId": "req_011C{_run(B64URL, 6)}iBm{_run(B64URL, 12)}"}}'
+    for scanner in SCANNERS:
+        assert "detect-secrets" not in _woken(scanner, text)
