@@ -65,6 +65,8 @@ KEYWORD_LITERALS = tuple(
 # Right after a keyword: the rest of the name, a closing quote or bracket, then the sign.
 ASSIGNMENT_AFTER = re.compile(r"[\w-]{0,40}['\"\]]{0,2}[ \t]*(?:[=:(>]|=>|\s+[\"'])")
 COMPARISON = ("==", "!=")
+
+
 def _ibm_gates(keyword: str, value: str) -> tuple[Gate, ...]:
     """The IBM plugins run on a text that holds `ibm` (their anchor) and where the tail of
     their pattern is (detect_secrets_adapter._PLUGIN_PRECHECKS: keyword, operator, value):
