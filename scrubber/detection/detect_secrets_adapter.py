@@ -305,7 +305,7 @@ def _keyword_hits(
 # only where that shape occurs. All three are checked in one pass (hyperscan where installed).
 _SHAPE_PRECHECKS: dict[str, bytes] = {
     "DiscordBotTokenDetector": rb"\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27}",
-    # `\\d{8,10}:` in the plugin: eight digits, so a `sha256:` digest (`6:` and hex) is not one.
+    # `\d{8,10}:` in the plugin: eight digits, so a `sha256:` digest (`6:` and hex) is not one.
     "TelegramBotTokenDetector": rb"[0-9]{8}:[0-9A-Za-z_-]{35}",
     "TwilioKeyDetector": rb"(?:AC|SK)[a-z0-9]{32}",
 }

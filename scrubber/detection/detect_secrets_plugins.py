@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from scrubber.detection.gates import QUOTE_RAW, WORD, WS, Gate, literal_pattern
+from scrubber.detection.gates import QUOTE_RAW, WORD, WS, Gate, literal_gate
 
 # Lower-case literals that any match of the plugin must contain. Plugins whose formats have no
 # literal (Discord, Telegram, Twilio, Artifactory's AP… keys) get none: they run on strings some
@@ -90,7 +90,7 @@ PLUGIN_GATES: dict[str, tuple[Gate, ...]] = {
     # every `aws iam …` command and every ARN. 20 characters are at most 80 bytes of UTF-8 in a
     # string, 120 on a raw line (`\uXXXX`).
     "AWSKeyDetector": (
-        *(Gate(literal_pattern(a.encode())) for a in ("akia", "asia", "abia", "acca", "a3t")),
+        *(g for a in PLUGIN_ANCHORS["AWSKeyDetector"] if a != "aws" and (g := literal_gate(a))),
         Gate(r"aws[^\n]{0,80}(?:key|pw|pass|token)", r"aws.{0,120}(?:key|pw|pass|token)"),
     ),
     "BasicAuthDetector": (Gate(r"://[^{}\s]*:[^{}\s]+@"),),

@@ -319,6 +319,7 @@ class _LabelledRule:
     authorization: bool = False
     before: re.Pattern[str] | None = None  # what must stand before the label, if anything
     spaced: bool = False  # the label must be words apart (`API key`), not one name
+    prose_bytes: int | None = None  # most UTF-8 bytes of prose before the colon (its gate's)
     kind: str = KIND
     anchors: tuple[str, ...] = ("pass", "pwd", "secret", "token", "key", "cred")
     context_only: bool = False
@@ -361,7 +362,7 @@ class _LabelledRule:
                 continue
             for after in self.after:
                 match = after.match(text, noun.end())
-                if match is not None and after is _PROSE and not _prose_fits(match):
+                if match is not None and not self._prose_fits(match):
                     continue
                 span = _value_of(text, match, label, strength) if match is not None else None
                 if span is not None:
@@ -371,12 +372,14 @@ class _LabelledRule:
                         yield Hit(first, last, self.kind, self.name)
                     break
 
-
-def _prose_fits(match: re.Match[str]) -> bool:
-    """Whether the prose between a label and its colon is at most 40 bytes of UTF-8, as the
-    rule's gate reads it on a raw line (its 40 characters may be 160 bytes there)."""
-    prose = match.group("sep").rstrip(" \t")[1:-1]
-    return len(prose.encode("utf-8", "surrogatepass")) <= 40
+    def _prose_fits(self, match: re.Match[str]) -> bool:
+        """Whether the prose between a label and its colon (`_PROSE`'s separator) is within
+        `prose_bytes` of UTF-8, as the gate reads it on a raw line (40 characters of prose may
+        be 160 bytes there)."""
+        if self.prose_bytes is None:
+            return True
+        prose = match.group("sep").rstrip(" \t")[1:-1]
+        return len(prose.encode("utf-8", "surrogatepass")) <= self.prose_bytes
 
 
 def _value_of(
@@ -411,8 +414,9 @@ PROSE_LABEL = _LabelledRule(
     name="labelled-secret-prose",
     after=(_PROSE,),
     words_before=0,
-    # A tab is `\t` on a raw line. The prose is at most 40 bytes of UTF-8 (`_prose_fits`): a
+    # A tab is `\t` on a raw line. The prose is at most 40 bytes of UTF-8, the gate's bound: a
     # wider bound made this gate cost half as much again as all the others together.
+    prose_bytes=40,
     gates=(
         Gate(
             r"(?:token|key|password|secret)[ \t][^\n:]{1,40}:[ \t]{1,8}(?:"

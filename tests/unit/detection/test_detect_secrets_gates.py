@@ -46,8 +46,8 @@ def _gates_hold(gates: object, text: str) -> bool:
     data, raw = text.encode("utf-8"), _raw_line(text)
     forms = [
         (
-            re.compile(g.text.encode("latin-1"), re.I),
-            re.compile(g.raw_pattern.encode("latin-1"), re.I),
+            re.compile(g.text.encode("latin-1"), re.I if g.caseless else 0),
+            re.compile(g.raw_pattern.encode("latin-1"), re.I if g.caseless else 0),
         )
         for g in gates  # type: ignore[attr-defined]
     ]
