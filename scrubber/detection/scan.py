@@ -357,7 +357,9 @@ class FileScan:
             woken = self._narrow(woken, data, gates.events, answered)
         sensitive = not sensitive_calls.isdisjoint(answered)
         quiet = not woken and not sensitive and not gates.credential_member
-        if quiet and not is_call and _may_be_whole_object(data):
+        # A record that may title the session is parsed, whatever it holds: the caller may take
+        # the title from it (`LineScan.line.record`) rather than read the file for it again.
+        if quiet and not is_call and not gates.may_title and _may_be_whole_object(data):
             return None
         # Only strings are scanned (and redaction rewrites the raw bytes): a large integer that
         # comes back as a float changes nothing here.

@@ -59,6 +59,47 @@ class TranscriptMetadata:
         }
 
 
+# The record types that title a session.
+TITLE_KINDS = frozenset({"custom-title", "summary", "ai-title"})
+
+
+def title_of(record: Record) -> tuple[str, str] | None:
+    """(kind, text) of a record that titles its session (`custom-title`, `summary` or
+    `ai-title`), when its text is not empty."""
+    kind = record.type
+    if kind == "custom-title":
+        text = record.custom_title
+    elif kind == "summary":
+        text = record.summary
+    elif kind == "ai-title":
+        text = record.ai_title
+    else:
+        return None
+    return (kind, text) if text else None
+
+
+@dataclass(slots=True)
+class Titles:
+    """A session's titles as its records give them, in file order: the last of each kind
+    wins. `read_metadata` takes them so; so does an audit that reads every line anyway."""
+
+    custom_title: str | None = None
+    summary: str | None = None
+    ai_title: str | None = None
+
+    def add(self, kind: str, text: str) -> None:
+        if kind == "custom-title":
+            self.custom_title = text
+        elif kind == "summary":
+            self.summary = text
+        elif kind == "ai-title":
+            self.ai_title = text
+
+    @property
+    def title(self) -> str | None:
+        return self.custom_title or self.summary or self.ai_title
+
+
 def _top_level(data: bytes) -> dict[str, Any] | None:
     try:
         value = json_loads(data)
@@ -170,14 +211,12 @@ def read_metadata(path: Path, *, title_only: bool = False) -> TranscriptMetadata
     """
     session_id: str | None = None
     cwd: str | None = None
-    custom_title: str | None = None
-    summary: str | None = None
-    ai_title: str | None = None
+    titles = Titles()
     tags: dict[str, None] = {}
     first: datetime | None = None
 
     def take(line: bytes) -> None:
-        nonlocal first, cwd, session_id, custom_title, summary, ai_title
+        nonlocal first, cwd, session_id
         value = _top_level(line)
         if value is None:
             return
@@ -185,14 +224,10 @@ def read_metadata(path: Path, *, title_only: bool = False) -> TranscriptMetadata
         first = first or record.timestamp
         cwd = cwd or record.cwd or None  # an empty string is no cwd
         session_id = session_id or record.session_id or None
-        kind = record.type
-        if kind == "custom-title":
-            custom_title = record.custom_title or custom_title
-        elif kind == "summary":
-            summary = record.summary or summary
-        elif kind == "ai-title":
-            ai_title = record.ai_title or ai_title
-        elif kind == "tag":
+        titled = title_of(record)
+        if titled is not None:
+            titles.add(*titled)
+        elif record.type == "tag":
             tags.update(dict.fromkeys(record.tags))
 
     with open_regular(path) as stream:  # swapped for a FIFO since the listing: never block
@@ -228,9 +263,9 @@ def read_metadata(path: Path, *, title_only: bool = False) -> TranscriptMetadata
     return TranscriptMetadata(
         session_id=session_id,
         cwd=cwd,
-        custom_title=custom_title,
-        summary=summary,
-        ai_title=ai_title,
+        custom_title=titles.custom_title,
+        summary=titles.summary,
+        ai_title=titles.ai_title,
         tags=tuple(tags),
         first_timestamp=first,
         last_timestamp=last,

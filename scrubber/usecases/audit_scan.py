@@ -19,7 +19,8 @@ from scrubber.detection.known_values import Scope, ValueInfo
 from scrubber.detection.scan import FileScan, LineScan, SecretScanner
 from scrubber.redaction.copies import FoundValue, scan_values, scope_of
 from scrubber.transcript.jsonl import IO_BUFFER, RawLine, iter_raw_lines
-from scrubber.transcript.metadata import read_title
+from scrubber.transcript.metadata import TITLE_KINDS, Titles, read_title, title_of
+from scrubber.transcript.records import Record
 from scrubber.usecases import parts
 from scrubber.usecases.audit_report import FINGERPRINT_SHOWN, FileAudit, ScanTarget
 from scrubber.usecases.parts import Progress, TranscriptLines
@@ -51,6 +52,7 @@ class ScannedFile:
     digests: tuple[str, str] = ("", "")
     calls: list[tuple[str, str, str, str]] = field(default_factory=list)  # redacted
     resumed: bool = False
+    titles: Titles = field(default_factory=Titles, repr=False)  # those the lines scanned gave
 
 
 def scan_file(
@@ -65,7 +67,10 @@ def scan_file(
     """Scan one file (a transcript from `resume` on, when given). `jobs`: processes for a
     large transcript (default: by its size, usecases/parts.py). `for_cache`: also take what the
     scan cache keeps (digests, the calls with their targets redacted)."""
-    if target.title_pending:
+    # A transcript scanned whole takes its title from its lines on the way (`_scan_transcript`);
+    # one scanned from a settled offset reads it from the whole file first.
+    titles_on_the_way = target.title_pending and target.is_transcript and resume is None
+    if target.title_pending and not titles_on_the_way:
         target = with_title(target)
     result = FileAudit(target)
     scanned = ScannedFile(result, resumed=resume is not None)
@@ -91,9 +96,20 @@ def scan_file(
                 scanned.digests = settled_digests(stream.fileno(), scanned.settled[0], scanner)
     except OSError as exc:
         result.error = f"cannot read: {exc.strerror or exc}"
+    if titles_on_the_way:
+        _take_title(scanned, scanner)  # what the lines read gave, as `with_title` would read
     if target.only_sessions is not None:
         _keep_sessions(scanned, target.only_sessions)
     return scanned
+
+
+def _take_title(scanned: ScannedFile, scanner: SecretScanner) -> None:
+    """The title the scan of a whole transcript took from its lines, as `with_title` reads it."""
+    result = scanned.audit
+    title = scanned.titles.title
+    result.target = replace(result.target, title=title, title_pending=False)
+    if title:
+        result.title = scanner.redact_text(title)
 
 
 def with_title(target: ScanTarget) -> ScanTarget:
@@ -151,6 +167,8 @@ def _scan_transcript(
     )
     for line in lines:
         found = line.result
+        if found.title is not None:
+            scanned.titles.add(*found.title)
         if found.problem is not None:
             result.problems.append((line.number, found.problem))
         number = line.number
@@ -174,10 +192,12 @@ class _LineAudit:
     problem: str | None  # why the line is not a record we can read
     values: tuple[FoundValue, ...]
     scanned: bool  # some string of it was read by a detector
+    title: tuple[str, str] | None = None  # (kind, text) of a record that titles the session
 
     def __reduce__(self) -> tuple[Any, ...]:
         # Pickled as its fields, as Finding is (the trip back from a forked part).
-        return (_LineAudit, (self.findings, self.problem, self.values, self.scanned))
+        fields = (self.findings, self.problem, self.values, self.scanned, self.title)
+        return (_LineAudit, fields)
 
 
 def _audit_line(
@@ -187,9 +207,14 @@ def _audit_line(
         return None
     problem = scan.line.problem
     why = problem.value if problem is not None and problem != "blank" else None
+    record = scan.line.record
+    title = None
+    if record is not None and record.get("type") in TITLE_KINDS and target.is_transcript:
+        title = title_of(Record(record))
     if not scan.leaves and not scan.key_leaves:
-        return None if why is None else _LineAudit((), why, (), False)
-    return _LineAudit(tuple(_findings_of(scan, target)), why, scan_values(scan, scope), True)
+        return None if why is None and title is None else _LineAudit((), why, (), False, title)
+    findings = tuple(_findings_of(scan, target))
+    return _LineAudit(findings, why, scan_values(scan, scope), True, title)
 
 
 def _findings_of(scan: LineScan, target: ScanTarget) -> Iterator[Finding]:

@@ -117,7 +117,15 @@ def test_ctrl_c_stops_a_long_match_with_exit_130_and_no_worker_left(
         start_new_session=True,
     )
     try:
-        time.sleep(4)  # started, scanner built, workers deep in the match
+        # Started, scanner built, both workers forked (this process, the killable child and
+        # its two workers), then a moment for them to be deep in the match. Waited for rather
+        # than slept: on a loaded machine a fixed 4 s could end while this process still built
+        # its scanner, where the Ctrl-C is only noticed once that is done.
+        deadline = time.monotonic() + 60
+        while len(_ours(str(world.root))) < 4 and time.monotonic() < deadline:
+            assert process.poll() is None, process.communicate()
+            time.sleep(0.1)
+        time.sleep(1)
         assert process.poll() is None, process.communicate()
         os.killpg(process.pid, signal.SIGINT)  # what a terminal's Ctrl-C sends
         _, stderr = process.communicate(timeout=10)
