@@ -129,7 +129,8 @@ class GateIndex:
         # Detectors that read only the output or input of tool calls on certain files
         # (`reads_file(file_name)`), and those that can confirm a raw line cheaply
         # (`may_match_raw(data)`) before it is parsed for them.
-        self.scoped = frozenset(i for i, det in enumerate(detectors) if isinstance(det, ReadsFiles))
+        self.file_readers = {i: d for i, d in enumerate(detectors) if isinstance(d, ReadsFiles)}
+        self.scoped = frozenset(self.file_readers)
         self.confirming = tuple(
             (i, det.may_match_raw)
             for i, det in enumerate(detectors)

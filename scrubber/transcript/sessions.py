@@ -29,6 +29,7 @@ from pathlib import Path
 
 from scrubber.errors import UsageError
 from scrubber.paths import file_history_dir, projects_dir
+from scrubber.transcript.folder_listing import FolderListing
 from scrubber.transcript.metadata import TranscriptMetadata, read_metadata
 
 _LEGACY_AGENT_PREFIX = "agent-"
@@ -78,27 +79,41 @@ def _lexists(path: Path) -> bool:
 
 
 def session_bundle(
-    config_dir: Path, project: str, session_id: str, *, extra: tuple[Path, ...] = ()
+    config_dir: Path,
+    project: str,
+    session_id: str,
+    *,
+    extra: tuple[Path, ...] = (),
+    listing: FolderListing | None = None,
 ) -> tuple[Path, ...]:
     """THE list of paths that make up a session (the Contracts' "session bundle"), for
     archive, restore, retention and trash alike: the transcript, its side folder,
     `file-history/<id>/`, `session-env/<id>/`, `debug/<id>.txt`, its todos and tasks, plus
     `extra` (legacy `agent-*.jsonl` files of the session). Only paths that exist are listed;
-    none is resolved (a symlink is listed as the link)."""
+    none is resolved (a symlink is listed as the link). `listing`: the folders as listed once
+    for many sessions (else each path is tried)."""
     # Tried as strings, made paths only when they exist: most sessions have few of these, and
     # with 20,000 sessions building every candidate as a Path took most of a warm audit.
     project_dir = f"{projects_dir(config_dir)}/{project}"
     root = os.fspath(config_dir)
     candidates = [
-        f"{project_dir}/{session_id}.jsonl",
-        f"{project_dir}/{session_id}",
-        f"{file_history_dir(config_dir)}/{session_id}",
-        f"{root}/session-env/{session_id}",
-        f"{root}/debug/{session_id}.txt",
+        (project_dir, f"{session_id}.jsonl"),
+        (project_dir, session_id),
+        (os.fspath(file_history_dir(config_dir)), session_id),
+        (f"{root}/session-env", session_id),
+        (f"{root}/debug", f"{session_id}.txt"),
     ]
-    found = [Path(path) for path in candidates if os.path.lexists(path)]
-    for folder in ("todos", "tasks"):
-        found.extend(_entries_naming(config_dir / folder, session_id))
+    if listing is None:
+        found = [Path(f"{d}/{n}") for d, n in candidates if os.path.lexists(f"{d}/{n}")]
+        for folder in ("todos", "tasks"):
+            found.extend(_entries_naming(config_dir / folder, session_id))
+    else:
+        found = [Path(f"{d}/{n}") for d, n in candidates if listing.holds(d, n)]
+        for folder in ("todos", "tasks"):
+            names = listing.starting_with(f"{root}/{folder}", session_id)
+            found.extend(
+                Path(f"{root}/{folder}/{n}") for n in names if _names_session(n, session_id)
+            )
     found.extend(path for path in extra if _lexists(path))
     return tuple(found)
 
@@ -192,8 +207,10 @@ class SessionInfo:
         workflows), symlinks not followed."""
         return tuple(sorted(regular_files_at(self.side_dir)))
 
-    def bundle_paths(self) -> tuple[Path, ...]:
-        return session_bundle(self.config_dir, self.project, self.id, extra=self.legacy_agent_files)
+    def bundle_paths(self, listing: FolderListing | None = None) -> tuple[Path, ...]:
+        return session_bundle(
+            self.config_dir, self.project, self.id, extra=self.legacy_agent_files, listing=listing
+        )
 
 
 @dataclass(frozen=True, slots=True)

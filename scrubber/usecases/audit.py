@@ -95,11 +95,13 @@ def run_audit(
                 "none, looks further back)"
             )
     scanner = build_scanner(request.policy, request.home, env)
-    total = 0
-    for target in targets:
-        with contextlib.suppress(OSError):
-            total += target.path.stat().st_size
-    progress = progress_for(total) if progress_for is not None else None
+    progress = None
+    if progress_for is not None:  # the sizes only for a progress bar: a stat of every file
+        total = 0
+        for target in targets:
+            with contextlib.suppress(OSError):
+                total += target.path.stat().st_size
+        progress = progress_for(total)
     cache = ScanCache.of(request.home, scanner, request.policy) if request.remember else None
     if cache is not None and not request.use_cache:
         cache.forget()

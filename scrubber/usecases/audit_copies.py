@@ -376,11 +376,16 @@ class Shown:
         self._scanner = scanner
         self._index = index
         self._done: dict[tuple[str, Scope | None], str] = {}
+        # What the detectors make of a text, whatever its scope: the project folder's name
+        # is redacted for each of its sessions, 20,000 scans of one name in a large config.
+        self._detected: dict[str, str] = {}
 
     def text(self, text: str, scope: Scope | None) -> str:
         done = self._done.get((text, scope))
         if done is None:
-            done = self._scanner.redact_text(text)
+            done = self._detected.get(text)
+            if done is None:
+                done = self._detected[text] = self._scanner.redact_text(text)
             if self._index is not None and scope is not None:
                 done = self._index.redact(done, scope)
             self._done[(text, scope)] = done

@@ -81,10 +81,9 @@ def scan_file(
             opened = os.fstat(stream.fileno())
             scanned.stat = opened
             result.size, result.mtime_ns = opened.st_size, opened.st_mtime_ns
-            head = os.pread(stream.fileno(), _BINARY_SNIFF, 0)
             # A transcript is always read (NUL padding a crash left is a line that is not
             # JSON, scanned as text, as redact does); a side file with NULs is binary.
-            if b"\0" in head and not target.is_transcript:
+            if not target.is_transcript and b"\0" in os.pread(stream.fileno(), _BINARY_SNIFF, 0):
                 if progress:
                     progress(result.size)
                 return scanned  # binary (an image cache, say): nothing textual to scan

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from scrubber.errors import InputError, UsageError
 from scrubber.transcript import sessions as session_discovery
+from scrubber.transcript.folder_listing import FolderListing
 from scrubber.usecases.audit_report import ScanTarget
 from scrubber.usecases.durations import parse_moment
 
@@ -40,6 +41,7 @@ def targets_in_config(
         if not any(in_project(info, project) for info in discovery.sessions):
             raise UsageError(f"no session matches --project {project}")
     targets: list[ScanTarget] = []
+    listing = FolderListing()  # the side folders, listed once for all
     for info in discovery.sessions:
         if wanted and info.id not in wanted:
             continue
@@ -57,7 +59,7 @@ def targets_in_config(
             )
         )
         if include_side_files:
-            targets.extend(_side_targets(info))
+            targets.extend(_side_targets(info, listing))
     if include_side_files and (sessions or projects):
         # The chosen sessions' lines of history.jsonl (their prompts): only theirs.
         chosen = frozenset(t.session_id for t in targets if t.session_id is not None)
@@ -81,8 +83,10 @@ def in_project(info: session_discovery.SessionInfo, project: str) -> bool:
     return bool(project.strip()) and (project in info.project or project == str(info.cwd or ""))
 
 
-def _side_targets(info: session_discovery.SessionInfo) -> Iterator[ScanTarget]:
-    for path in info.bundle_paths():
+def _side_targets(
+    info: session_discovery.SessionInfo, listing: FolderListing
+) -> Iterator[ScanTarget]:
+    for path in info.bundle_paths(listing):
         if path == info.transcript:
             continue
         for file in session_discovery.regular_files_at(path):

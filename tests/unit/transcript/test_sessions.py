@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ import pytest
 
 from scrubber.demo import build_demo_config, demo_manifest
 from scrubber.errors import UsageError
+from scrubber.transcript.folder_listing import FolderListing
 from scrubber.transcript.records import read_records
 from scrubber.transcript.sessions import (
     SideFileKind,
@@ -118,6 +120,43 @@ def test_bundle_paths_follow_the_contract(config: Path) -> None:
     }
     (agent,) = second.subagent_transcripts()
     assert agent.parent.name == "subagents" and agent.suffix == ".jsonl"
+
+
+def test_a_bundle_from_folders_listed_once_is_the_one_tried_path_by_path(config: Path) -> None:
+    found = discover(config)
+    first, second = ids()[0], ids()[1]
+    (session,) = found.by_id(first)
+    # A link as a side entry (kept as the link), a dangling one, and a missing folder.
+    (config / "session-env" / first).rename(config / "session-env" / f"{first}.moved")
+    (config / "session-env" / first).symlink_to(config / "session-env" / f"{first}.moved")
+    (config / "debug" / f"{second}.txt").symlink_to(config / "nowhere.txt")
+    shutil.rmtree(config / "file-history")
+    listing = FolderListing()
+    for info in found.sessions:
+        assert info.bundle_paths(listing) == info.bundle_paths()
+    assert config / "session-env" / first in session.bundle_paths(listing)
+    assert config / "debug" / f"{second}.txt" in found.by_id(second)[0].bundle_paths(listing)
+    # What the listing says is what the folder held when first asked.
+    (config / "debug" / f"{first}.txt").unlink()
+    assert config / "debug" / f"{first}.txt" in session.bundle_paths(listing)
+    assert config / "debug" / f"{first}.txt" not in session.bundle_paths(FolderListing())
+
+
+def test_a_folder_that_cannot_be_listed_is_tried_path_by_path(
+    config: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (session,) = discover(config).by_id(ids()[0])
+    debug = os.fspath(config / "debug")
+    real_scandir = os.scandir
+
+    def refusing(path: Any = ".") -> Any:
+        if os.fspath(path) == debug:  # as for a folder one may enter but not read (0311)
+            raise PermissionError(13, "Permission denied", debug)
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", refusing)
+    assert session.bundle_paths(FolderListing()) == session.bundle_paths()
+    assert config / "debug" / f"{session.id}.txt" in session.bundle_paths(FolderListing())
 
 
 def test_global_side_files(config: Path) -> None:
