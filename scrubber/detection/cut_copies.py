@@ -15,6 +15,7 @@ import itertools
 import json
 import json.encoder
 import re
+import string
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -279,15 +280,28 @@ def cut_forms(value: str, head: str | None, tail: str | None) -> tuple[CutForm, 
     if head is None and tail is None:
         return ()
     if plain(value):
-        return (CutForm(value, head, tail, frozenset(c for c in set(value) if not c.isalnum())),)
+        return (CutForm(value, head, tail, _joins(value)),)
     found: dict[str, CutForm] = {}
     for ascii_only in (None, False, True):
         form = _escaped(value, ascii_only)
+        if form in found:
+            continue
         head_form = None if head is None else _escaped(head, ascii_only)
         tail_form = None if tail is None else _escaped(tail, ascii_only)
-        joins = frozenset(c for c in set(form) if not c.isalnum())
-        found.setdefault(form, CutForm(form, head_form, tail_form, joins))
+        found[form] = CutForm(form, head_form, tail_form, _joins(form))
     return tuple(found.values())
+
+
+_ASCII_ALNUM = frozenset(string.ascii_letters + string.digits)
+
+
+def _joins(form: str) -> frozenset[str]:
+    """The characters of `form` other than letters and digits (in C for ASCII: an index of
+    thousands of values makes these for each)."""
+    chars = set(form)
+    if form.isascii():
+        return frozenset(chars.difference(_ASCII_ALNUM))
+    return frozenset(c for c in chars if not c.isalnum())
 
 
 def _escaped(text: str, ascii_only: bool | None) -> str:
