@@ -275,16 +275,24 @@ class ValueIndex:
         """Those of `numbers` known for `scope`, in `numbers`' own order (the order copies are
         looked for in, which decides between equal spans). A line that holds the start every
         RSA key shares names them all: a set test each, not a look at each one's scopes."""
+        common = numbers & self._values_of(scope)
+        if len(common) == len(numbers):
+            return list(numbers)
+        return [n for n in numbers if n in common] if common else []
+
+    def _values_of(self, scope: Scope) -> frozenset[int]:
+        """The numbers of the values known for `scope` (each scope's, made once)."""
         if self._by_scope is None:
             by_scope: dict[Scope, set[int]] = {}
             for n, scopes in enumerate(self._scopes):
                 for where in scopes:
                     by_scope.setdefault(where, set()).add(n)
             self._by_scope = {where: frozenset(found) for where, found in by_scope.items()}
-        common = numbers & self._by_scope.get(scope, frozenset())
-        if len(common) == len(numbers):
-            return list(numbers)
-        return [n for n in numbers if n in common] if common else []
+        return self._by_scope.get(scope, frozenset())
+
+    def knows(self, scope: Scope) -> bool:
+        """Whether any value is known for `scope`."""
+        return bool(self._values_of(scope))
 
     def scopes(self, number: int) -> frozenset[Scope]:
         return self._scopes[number]
@@ -361,6 +369,8 @@ class ValueIndex:
         """Copies of the known values (of `scope`, when given) in one string: (start, end,
         value number), non-overlapping. For a title, a label, or the strings the status line
         reads."""
+        if scope is not None and not self.knows(scope):
+            return []  # a session none of whose values is known (most, in a large config)
         data = text.encode("utf-8", "surrogatepass")
         numbers = {n for _, _, found in self.line_candidates(data) for n in found}
         if scope is not None:

@@ -176,6 +176,8 @@ def redacted_calls(
     """Remembered tool calls (for the scan cache) with the known values of `scope` out of
     their names and targets: a command, or an MCP tool's name, may hold a value a detector
     found elsewhere in the session."""
+    if not calls or not index.knows(scope):
+        return list(calls)
     texts = [text for _, name, target, _ in calls for text in (name, target)]
     flagged = index.may_hold(texts, scope)
 
@@ -406,7 +408,7 @@ class Shown:
             if target.project:
                 project = self.project(audit_result.shown_project or target.project, scope)
                 audit_result.shown_project = project
-                if shown is None:
+                if shown is None and project != target.project:
                     parts = [project if p == target.project else p for p in target.path.parts]
                     path = str(Path(*parts))
             audit_result.shown_path = shown = self.text(path, scope)
