@@ -268,8 +268,9 @@ class _Guard:
         self.root = config_dir.resolve()
         self.problems: list[Problem] = []
 
-    def allows(self, path: Path) -> bool:
-        if not path.is_symlink():
+    def allows(self, path: Path, *, is_link: bool | None = None) -> bool:
+        """`is_link`: whether it is a link, when a folder listing already told."""
+        if not (path.is_symlink() if is_link is None else is_link):
             return True
         try:
             target = path.resolve(strict=True)
@@ -322,7 +323,11 @@ def _discover_project(
         if not entry.name.endswith(".jsonl"):
             continue
         path = project_dir / entry.name
-        if not guard.allows(path):
+        try:
+            is_link = entry.is_symlink()  # told by the listing: no system call of its own
+        except OSError:
+            is_link = None
+        if not guard.allows(path, is_link=is_link):
             continue
         try:
             if not entry.is_file():
