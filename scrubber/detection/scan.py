@@ -355,10 +355,15 @@ class FileScan:
             woken = self._narrow(woken, data, gates.events, answered)
         sensitive = not sensitive_calls.isdisjoint(answered)
         quiet = not woken and not sensitive and not gates.credential_member
-        # A record that may title the session is parsed, whatever it holds: the caller may take
-        # the title from it (`LineScan.line.record`) rather than read the file for it again.
-        if quiet and not is_call and not gates.may_title and _may_be_whole_object(data):
-            return None
+        if quiet and not is_call and _may_be_whole_object(data):
+            if not gates.may_title:
+                return None
+            # A record that may title the session is parsed, whatever it holds: the caller
+            # may take the title from it (`LineScan.line.record`) rather than read the file
+            # for it again. Otherwise it is what any quiet line is: unparsable, it is skipped,
+            # never reported here, and it makes no tool call to note.
+            line = parse_line(raw, json_loads_for_strings)
+            return None if line.record is None else _line_scan(line, line.record, ())
         # Only strings are scanned (and redaction rewrites the raw bytes): a large integer that
         # comes back as a float changes nothing here.
         return self.scan_line(parse_line(raw, json_loads_for_strings), woken, quiet=quiet)

@@ -13,8 +13,8 @@ import os
 
 class FolderListing:
     """The entry names of folders, each listed when first asked about. What it says is what
-    `os.path.lexists` said when the folder was listed; a folder that can be entered but not
-    read is asked path by path (and holds nothing that starts with a name)."""
+    `os.path.lexists` said when the folder was listed; a folder that cannot be both read and
+    entered is asked path by path (and holds nothing that starts with a name)."""
 
     def __init__(self) -> None:
         # By folder: its names as a set and sorted; None when it could not be listed.
@@ -25,7 +25,9 @@ class FolderListing:
             try:
                 with os.scandir(folder) as entries:
                     names = sorted(entry.name for entry in entries)
-                self._listed[folder] = (frozenset(names), names)
+                self._listed[folder] = (
+                    (frozenset(names), names) if _entered(folder, names) else None
+                )
             except (FileNotFoundError, NotADirectoryError):
                 self._listed[folder] = (frozenset(), [])
             except OSError:
@@ -37,12 +39,12 @@ class FolderListing:
         listed = self._names(folder)
         return os.path.lexists(f"{folder}/{name}") if listed is None else name in listed[0]
 
-    def starting_with(self, folder: str, prefix: str) -> list[str]:
-        """The names in `folder` that start with `prefix`, in name order (none when the folder
-        cannot be listed)."""
+    def starting_with(self, folder: str, prefix: str) -> list[str] | None:
+        """The names in `folder` that start with `prefix`, in name order (None when the folder
+        cannot be listed and entered: ask it yourself)."""
         listed = self._names(folder)
         if listed is None:
-            return []
+            return None
         names = listed[1]
         found = []
         for name in names[bisect.bisect_left(names, prefix) :]:
@@ -50,3 +52,18 @@ class FolderListing:
                 break
             found.append(name)
         return found
+
+
+def _entered(folder: str, names: list[str]) -> bool:
+    """Whether the paths of a listed folder's entries can be looked at: a folder that may be
+    read but not searched (0644) lists names whose paths `lexists` calls absent. One entry
+    tells (one gone since the listing says nothing against it)."""
+    if not names:
+        return True
+    try:
+        os.lstat(f"{folder}/{names[0]}")
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    return True

@@ -22,6 +22,8 @@ from scrubber.transcript.records import Record, parse_timestamp
 
 # `custom-title` and `ai-title` share `-title"`: one search finds both.
 _TITLE_MARKERS = (b'-title"', b'"tag"', b'"summary"')
+# What titles a session, without tags: a titling record's line holds one of these.
+TITLE_ONLY_MARKERS = (b'-title"', b'"summary"')
 _TIMESTAMP_MARKER = b'"timestamp"'
 _CWD_MARKER = b'"cwd"'
 _SESSION_ID_MARKER = b'"sessionId"'
@@ -63,9 +65,12 @@ class TranscriptMetadata:
 TITLE_KINDS = frozenset({"custom-title", "summary", "ai-title"})
 
 
-def title_of(record: Record) -> tuple[str, str] | None:
+def title_of(record: Record, line: bytes) -> tuple[str, str] | None:
     """(kind, text) of a record that titles its session (`custom-title`, `summary` or
-    `ai-title`), when its text is not empty."""
+    `ai-title`), when its text is not empty and its `line` holds a title marker (the markers
+    are what finds such lines: a type spelled with an escape is no title, wherever it is)."""
+    if not any(marker in line for marker in TITLE_ONLY_MARKERS):
+        return None
     kind = record.type
     if kind == "custom-title":
         text = record.custom_title
@@ -189,10 +194,6 @@ def _last_timestamp_in(lines_from_the_end: Iterable[bytes]) -> datetime | None:
     return None
 
 
-# What titles a session (`custom-title` and `ai-title` share `-title"`), without tags.
-_TITLE_ONLY_MARKERS = (b'-title"', b'"summary"')
-
-
 def read_title(path: Path) -> str | None:
     """`read_metadata(path).title`, reading only what can title it: an audit scans every
     transcript and shows only its title, and each marker searched for costs a pass over the
@@ -224,7 +225,7 @@ def read_metadata(path: Path, *, title_only: bool = False) -> TranscriptMetadata
         first = first or record.timestamp
         cwd = cwd or record.cwd or None  # an empty string is no cwd
         session_id = session_id or record.session_id or None
-        titled = title_of(record)
+        titled = title_of(record, line)
         if titled is not None:
             titles.add(*titled)
         elif record.type == "tag":
@@ -250,7 +251,7 @@ def read_metadata(path: Path, *, title_only: bool = False) -> TranscriptMetadata
                     or any(marker in line for marker in _TITLE_MARKERS)
                 ):
                     take(line)
-            markers = _TITLE_ONLY_MARKERS if title_only else _TITLE_MARKERS
+            markers = TITLE_ONLY_MARKERS if title_only else _TITLE_MARKERS
             for line in _lines_with(block, markers, position):
                 take(line)
         if first is None or title_only:

@@ -111,6 +111,9 @@ def session_bundle(
         found = [Path(f"{d}/{n}") for d, n in candidates if listing.holds(d, n)]
         for folder in ("todos", "tasks"):
             names = listing.starting_with(f"{root}/{folder}", session_id)
+            if names is None:  # not to be listed and entered: as without a listing
+                found.extend(_entries_naming(config_dir / folder, session_id))
+                continue
             found.extend(
                 Path(f"{root}/{folder}/{n}") for n in names if _names_session(n, session_id)
             )

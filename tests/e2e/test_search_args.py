@@ -125,6 +125,7 @@ def test_ctrl_c_stops_a_long_match_with_exit_130_and_no_worker_left(
         while len(_ours(str(world.root))) < 4 and time.monotonic() < deadline:
             assert process.poll() is None, process.communicate()
             time.sleep(0.1)
+        assert len(_ours(str(world.root))) >= 4, "the search's two workers never started"
         time.sleep(1)
         assert process.poll() is None, process.communicate()
         os.killpg(process.pid, signal.SIGINT)  # what a terminal's Ctrl-C sends

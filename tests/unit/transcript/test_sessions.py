@@ -159,6 +159,25 @@ def test_a_folder_that_cannot_be_listed_is_tried_path_by_path(
     assert config / "debug" / f"{session.id}.txt" in session.bundle_paths(FolderListing())
 
 
+def test_a_folder_that_can_be_read_but_not_entered_is_tried_path_by_path(
+    config: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A folder of mode 0644 lists its names, but `lexists` of its entries says no (their
+    paths cannot be looked at): the bundle is what it is without a listing."""
+    (session,) = discover(config).by_id(ids()[0])
+    inside = os.fspath(config / "session-env") + "/"
+    real_lstat = os.lstat
+
+    def refusing(path: Any, *args: Any, **kwargs: Any) -> Any:
+        if os.fspath(path).startswith(inside):  # as for a folder without search permission
+            raise PermissionError(13, "Permission denied", os.fspath(path))
+        return real_lstat(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "lstat", refusing)
+    assert config / "session-env" / session.id not in session.bundle_paths()
+    assert session.bundle_paths(FolderListing()) == session.bundle_paths()
+
+
 def test_global_side_files(config: Path) -> None:
     found = discover(config)
     kinds = {(f.kind, f.path.relative_to(config).parts[0]) for f in found.side_files}

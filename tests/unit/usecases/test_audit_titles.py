@@ -94,10 +94,11 @@ def test_the_title_is_the_one_read_title_reads_in_one_process_and_in_parts(
             st.sampled_from(["", "alpha", "beta", "gamma release"]),
         ),
         max_size=6,
-    )
+    ),
+    st.sampled_from([1, 2]),
 )
 def test_any_order_of_titling_records_gives_read_titles_title(
-    tmp_path_factory: Any, records: list[tuple[str, str]]
+    tmp_path_factory: Any, records: list[tuple[str, str]], jobs: int
 ) -> None:
     path = tmp_path_factory.mktemp("titles") / "s.jsonl"
     lines = []
@@ -105,7 +106,28 @@ def test_any_order_of_titling_records_gives_read_titles_title(
         lines.append(_ordinary(n))
         lines.append({"type": "tag", "tag": text} if kind == "tag" else _titling(kind, text))
     _write(path, lines)
-    assert _scanned_title(path) == read_title(path)
+    assert _scanned_title(path, jobs) == read_title(path)
+
+
+def test_odd_titling_lines_neither_break_the_scan_nor_change_what_it_reports(
+    tmp_path: Path,
+) -> None:
+    """Lines that hold a title marker but are no titling record the way `read_metadata` reads
+    them: a type that is a list or an object, a type spelled with an escape, a line that only
+    looks like an object. Each is what it was before the marks: no title, no problem."""
+    odd = [
+        b'{"type":["summary"],"summary":"from a list"}',
+        b'{"type":{"a":1},"note":"x-title\\"","sessionId":"s"}',
+        b'{"type":"custom\\u002dtitle","customTitle":"escaped","cwd":"/w","sessionId":"s",'
+        b'"timestamp":"2026-12-01T00:00:00Z"}',
+        b'{"type":"summary","summary":"nice", oops}',
+    ]
+    for i, line in enumerate(odd):
+        path = tmp_path / f"odd{i}.jsonl"
+        path.write_bytes(line + b"\n" + json.dumps(_titling("ai-title", "fine")).encode() + b"\n")
+        scanned = scan_file(ScanTarget(path, True, SESSION, title_pending=True), SCANNER)
+        assert scanned.audit.error is None and scanned.audit.problems == [], line
+        assert scanned.audit.target.title == read_title(path) == "fine", line
 
 
 def test_a_title_holding_a_secret_is_shown_redacted(tmp_path: Path) -> None:
