@@ -320,3 +320,23 @@ def json_escaped(text: str, ascii_only: bool) -> str:
 def plain(text: str) -> bool:
     """Whether JSON escaping leaves `text` as it is (printable ASCII, no quote or backslash)."""
     return text.isascii() and text.isprintable() and '"' not in text and "\\" not in text
+
+
+def longest_apart(spans: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
+    """Copies that do not overlap, in order: of two that overlap the longer stays (the first
+    found of two as long), so a value that is a prefix of another never cuts its copy."""
+    if len(spans) < 2:
+        return spans
+    spans.sort(key=lambda s: (s[0], -s[1]))
+    kept = [spans[0]]
+    for span in spans[1:]:
+        if span[0] >= kept[-1][1]:
+            kept.append(span)
+        elif span[1] - span[0] > kept[-1][1] - kept[-1][0]:
+            kept[-1] = span
+    # A longer span replacing an earlier one may now overlap the one kept before it.
+    result = [kept[0]]
+    for span in kept[1:]:
+        if span[0] >= result[-1][1]:
+            result.append(span)
+    return result

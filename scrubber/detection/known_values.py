@@ -37,6 +37,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from scrubber.detection.anchor_groups import AnchorGroups
 from scrubber.detection.crowd_filter import CROWD_MIN, CrowdFilter
 from scrubber.detection.cut_copies import (
     CutForm,
@@ -45,14 +46,14 @@ from scrubber.detection.cut_copies import (
     cut_pieces,
     distinct_probe,
     json_escaped,
+    longest_apart,
     plain,
     shared_starts,
     with_leads,
 )
 from scrubber.detection.placeholder import PLACEHOLDER_PREFIX, make_placeholder
 from scrubber.detection.prefilter_literals import LiteralEvents, LiteralsCompiling
-from scrubber.detection.scan import LineScan
-from scrubber.transcript.records import UNSCANNED_KEYS, json_pointer, string_at
+from scrubber.transcript.records import UNSCANNED_KEYS, json_pointer
 
 MIN_LENGTH = 8
 # The literal search looks for this many bytes of each form; longer forms (a PEM key, a
@@ -226,6 +227,10 @@ class ValueIndex:
         self._forms: list[tuple[str, ...]] = []
         self._cuts: list[tuple[CutForm, ...]] = []
         anchors: dict[bytes, set[int]] = {}
+        # The anchors of each value's end piece (the others are of its start): a cut copy of
+        # the end holds only these (`copies_all_found`).
+        starts: dict[bytes, set[int]] = {}
+        end_anchors: dict[bytes, set[int]] = {}
         items = list(known.items())
         shared = shared_starts([value for value, _, _ in items])
         # For each value, what a string must hold to hold a whole copy of it (None: any).
@@ -242,9 +247,15 @@ class ValueIndex:
             pieces.append((head, tail))
             # Every whole copy holds the start piece: then that is the value's anchor too.
             texts = [value if head is None else head, *([] if tail is None else [tail])]
-            for form in (f for text in texts for f in raw_forms(text)):
-                anchors.setdefault(form[:_ANCHOR], set()).add(number)
+            for k, text in enumerate(texts):
+                for form in raw_forms(text):
+                    anchors.setdefault(form[:_ANCHOR], set()).add(number)
+                    (starts if k == 0 else end_anchors).setdefault(form[:_ANCHOR], set()).add(
+                        number
+                    )
         self._anchors = list(anchors.items())
+        self._groups = AnchorGroups(len(items), list(anchors), starts, end_anchors)
+        self._by_fingerprint: dict[int, dict[str, int]] = {}
         self._lengths = [len(anchor) for anchor, _ in self._anchors]
         # Hyperscan compiles without the GIL: the anchors' database (most of a second for the
         # values of a whole config dir) is compiled on a thread while the cut forms are made.
@@ -320,6 +331,32 @@ class ValueIndex:
             line_end = data.find(b"\n", end, hi)
             found.append((line_start, hi if line_end < 0 else line_end, set(anchors[gate][1])))
         return [(s, e, frozenset(v)) for s, e, v in found]
+
+    def copies_all_found(
+        self, line: bytes, wanted: Iterable[int], found: Mapping[int, int]
+    ) -> bool:
+        """Whether every copy the `wanted` values can have on a JSONL line is one of the
+        findings already there (`found`: value number -> how many), told from its bytes
+        alone. With no `\\u` or `\\/` escape in the line, each string's bytes are the one
+        escaping of its text (JSON's other escapes are each the only way to write their
+        character), so every finding and every copy holds, where it starts, an anchor of its
+        value's start (but a cut copy of the end), and one of its end piece (but a cut copy of
+        the start): when the anchors of values that share them (RSA keys share their start)
+        occur no more often than those values were found, each copy is a finding. (False: the
+        line must be read.)"""
+        if self._matcher is None or b"\\u" in line or b"\\/" in line:
+            return False
+        return self._groups.all_found([g for g, _ in self._matcher.events(line)], wanted, found)
+
+    def number_of(self, fingerprint: str) -> int | None:
+        """The number of the value whose fingerprint starts with `fingerprint` (as findings
+        show it), if it is known."""
+        size = len(fingerprint)
+        numbers = self._by_fingerprint.get(size)
+        if numbers is None:
+            numbers = {info.fingerprint[:size]: n for n, info in enumerate(self._infos)}
+            self._by_fingerprint[size] = numbers
+        return numbers.get(fingerprint)
 
     def find(self, text: str, numbers: Iterable[int]) -> list[tuple[int, int, int]]:
         """Non-overlapping copies of the given values' text forms in `text`, whole or cut (see
@@ -406,26 +443,6 @@ class ValueIndex:
         return text
 
 
-def longest_apart(spans: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
-    """Copies that do not overlap, in order: of two that overlap the longer stays (the first
-    found of two as long), so a value that is a prefix of another never cuts its copy."""
-    if len(spans) < 2:
-        return spans
-    spans.sort(key=lambda s: (s[0], -s[1]))
-    kept = [spans[0]]
-    for span in spans[1:]:
-        if span[0] >= kept[-1][1]:
-            kept.append(span)
-        elif span[1] - span[0] > kept[-1][1] - kept[-1][0]:
-            kept[-1] = span
-    # A longer span replacing an earlier one may now overlap the one kept before it.
-    result = [kept[0]]
-    for span in kept[1:]:
-        if span[0] >= result[-1][1]:
-            result.append(span)
-    return result
-
-
 # -- where the strings of a record are -------------------------------------------------------
 
 
@@ -467,26 +484,3 @@ def _leaves(
             if isinstance(item, dict) and item.get("type") in ("image", "document"):
                 continue
             yield from _leaves(item, [*path, i], thinking)
-
-
-def found_values(scan: LineScan) -> Iterator[tuple[str, str, int, int, bool, Any]]:
-    """(value, pointer, start, end, in_thinking, found secret) of every secret a line's scan
-    found, the value read from the line's own string at the hit's span."""
-    record = scan.line.record
-    for leaf in scan.leaves:
-        text = (
-            scan.line.text()
-            if leaf.pointer is None or record is None
-            else string_at(record, leaf.pointer)
-        )
-        if text is None:
-            continue
-        for item in leaf.found:
-            yield (
-                text[item.hit.start : item.hit.end],
-                leaf.pointer or "",
-                item.hit.start,
-                item.hit.end,
-                leaf.in_thinking,
-                item,
-            )

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import bisect
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -22,7 +22,6 @@ from scrubber.detection.known_values import (
     Scope,
     ValueIndex,
     ValueInfo,
-    found_values,
     record_copies,
 )
 from scrubber.detection.placeholder import make_placeholder
@@ -36,9 +35,33 @@ from scrubber.redaction.rewrite import (
     rewrite_text_line,
 )
 from scrubber.transcript.jsonl import RawLine, json_loads_for_strings, parse_line
+from scrubber.transcript.records import string_at
 
 # A value a detector found, what it was found as, and the scope (session) it belongs to.
 FoundValue = tuple[str, ValueInfo, Scope]
+
+
+def found_values(scan: LineScan) -> Iterator[tuple[str, str, int, int, bool, Any]]:
+    """(value, pointer, start, end, in_thinking, found secret) of every secret a line's scan
+    found, the value read from the line's own string at the hit's span."""
+    record = scan.line.record
+    for leaf in scan.leaves:
+        text = (
+            scan.line.text()
+            if leaf.pointer is None or record is None
+            else string_at(record, leaf.pointer)
+        )
+        if text is None:
+            continue
+        for item in leaf.found:
+            yield (
+                text[item.hit.start : item.hit.end],
+                leaf.pointer or "",
+                item.hit.start,
+                item.hit.end,
+                leaf.in_thinking,
+                item,
+            )
 
 
 def scan_values(scan: LineScan, scope: Scope | None) -> tuple[FoundValue, ...]:
@@ -99,14 +122,23 @@ def session_of_path(path: Path) -> Scope | None:
     return str(path)
 
 
-def jsonl_copies(block: Block, index: ValueIndex, scope: Scope | None) -> Iterator[LineCopies]:
+def jsonl_copies(
+    block: Block,
+    index: ValueIndex,
+    scope: Scope | None,
+    settled: Callable[[int, int, list[int]], bool] | None = None,
+) -> Iterator[LineCopies]:
     """The copies on the candidate lines of a block of a JSONL file. `scope`: as for
-    `scan_values` (None: each line's own `sessionId`)."""
+    `scan_values` (None: each line's own `sessionId`). `settled(start, end, wanted)`: True
+    when the line at [start, end) of the block's data is known to hold no copy of the
+    `wanted` values but those already found there (it is then not parsed)."""
     data = block.data
     for start, end, numbers in block.candidates:
         # With the scope known, a line none of whose candidates is of it is not even parsed.
         wanted = index.of_scope(numbers, scope) if scope is not None else []
         if scope is not None and not wanted:
+            continue
+        if settled is not None and wanted and settled(start, end, wanted):
             continue
         line = parse_line(RawLine(0, start, data[start:end], True), json_loads_for_strings)
         record = line.record

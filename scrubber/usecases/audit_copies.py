@@ -9,7 +9,8 @@ import bisect
 import contextlib
 import multiprocessing
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -19,7 +20,7 @@ from scrubber.detection.known_values import Copy, KnownValues, Scope, ValueIndex
 from scrubber.detection.placeholder import make_placeholder
 from scrubber.detection.registry import prefilter_engine
 from scrubber.detection.scan import SecretScanner
-from scrubber.detection.value_blocks import blocks
+from scrubber.detection.value_blocks import Block, blocks
 from scrubber.redaction.copies import LineCopies, jsonl_copies, scope_of, text_copies
 from scrubber.transcript.records import json_pointer
 from scrubber.usecases import parts
@@ -57,8 +58,10 @@ def audit_copies(
         return []
     scope = None if history else scope_of(session_id, path)
     covered: dict[tuple[int, str | None], list[tuple[int, int]]] = {}
+    found_on: dict[int, Counter[str]] = {}  # each line's findings, by fingerprint
     for finding in existing:
         covered.setdefault((finding.line, finding.json_path), []).append(finding.span)
+        found_on.setdefault(finding.line, Counter())[finding.fingerprint] += 1
     new: list[Finding] = []
     with path.open("rb") as stream:
         numbers = LineNumbers(stream.fileno(), line_starts)
@@ -68,7 +71,8 @@ def audit_copies(
             if not block.candidates:
                 continue
             if is_transcript:
-                for line in jsonl_copies(block, index, scope):
+                settled = _settled_lines(block, numbers, found_on, index) if found_on else None
+                for line in jsonl_copies(block, index, scope, settled):
                     number = numbers.at(block.file_offset(line.start))
                     new.extend(_line_findings(path, number, line, session_id, covered, index))
             else:
@@ -78,6 +82,28 @@ def audit_copies(
                     number = numbers.at(block.offset) + i
                     new.extend(_findings(path, number, copy, session_id, None, covered, index))
     return new
+
+
+def _settled_lines(
+    block: Block, numbers: LineNumbers, found_on: Mapping[int, Counter[str]], index: ValueIndex
+) -> Callable[[int, int, list[int]], bool]:
+    """For `jsonl_copies`: whether a candidate line of `block` holds no copy of its values but
+    the findings already on it (most candidate lines are where the detectors found the value:
+    parsing them again to learn so was most of this pass), told from its bytes
+    (`ValueIndex.copies_all_found`)."""
+
+    def settled(start: int, end: int, wanted: list[int]) -> bool:
+        on_line = found_on.get(numbers.at(block.file_offset(start)))
+        if not on_line:
+            return False
+        found: Counter[int] = Counter()
+        for fingerprint, count in on_line.items():
+            number = index.number_of(fingerprint)
+            if number is not None:
+                found[number] += count
+        return index.copies_all_found(block.data[start:end], wanted, found)
+
+    return settled
 
 
 def add_copies(

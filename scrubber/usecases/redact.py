@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from scrubber import paths
-from scrubber.detection.known_values import KnownValues, Scope, ValueIndex, found_values
+from scrubber.detection.known_values import KnownValues, Scope, ValueIndex
 from scrubber.detection.registry import prefilter_engine
 from scrubber.detection.scan import FileScan, LineScan, SecretScanner
 from scrubber.durable import atomic_write, fsync_dir
@@ -31,6 +31,7 @@ from scrubber.policy.model import Policy, ThinkingMode
 from scrubber.redaction.copies import (
     CopyCounts,
     FoundValue,
+    found_values,
     has_copies,
     remember,
     rewrite_copies,
