@@ -9,7 +9,6 @@ end anchors (of its end piece) are grouped apart: values that share an anchor ar
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 
 _NONE = -1
@@ -38,34 +37,30 @@ class AnchorGroups:
             for a in anchors
         ]
 
-    def all_found(
-        self, events: Iterable[int], wanted: Iterable[int], found: Mapping[int, int]
-    ) -> bool:
-        """Whether the anchors seen (`events`: anchor numbers, one per occurrence) are no more,
-        in each group of a `wanted` value, than the findings of that group's values (`found`:
-        value number -> how many)."""
-        seen_starts: Counter[int] = Counter()
-        seen_ends: Counter[int] = Counter()
+    def all_found(self, events: Iterable[int], found: Mapping[int, int]) -> bool:
+        """Whether the anchors seen (`events`: anchor numbers, one per occurrence) are, in each
+        group, no more than the findings of that group's values (`found`: value number -> how
+        many). Every group seen is held to it, not only those of the values asked about: the
+        values a line is searched for are among those whose anchors it holds, and a group of
+        others' only ever makes the answer no."""
+        seen_starts: dict[int, int] = {}
+        seen_ends: dict[int, int] = {}
         for anchor in events:
             start, end = self._anchor[anchor]
             if start != _NONE:
-                seen_starts[start] += 1
+                seen_starts[start] = seen_starts.get(start, 0) + 1
             if end != _NONE:
-                seen_ends[end] += 1
-        found_starts: Counter[int] = Counter()
-        found_ends: Counter[int] = Counter()
+                seen_ends[end] = seen_ends.get(end, 0) + 1
+        found_starts: dict[int, int] = {}
+        found_ends: dict[int, int] = {}
         for number, count in found.items():
             start, end = self._value[number]
-            found_starts[start] += count
+            found_starts[start] = found_starts.get(start, 0) + count
             if end != _NONE:
-                found_ends[end] += count
-        for number in wanted:
-            start, end = self._value[number]
-            if seen_starts[start] > found_starts[start]:
-                return False
-            if end != _NONE and seen_ends[end] > found_ends[end]:
-                return False
-        return True
+                found_ends[end] = found_ends.get(end, 0) + count
+        return all(n <= found_starts.get(g, 0) for g, n in seen_starts.items()) and all(
+            n <= found_ends.get(g, 0) for g, n in seen_ends.items()
+        )
 
 
 def _groups(values: int, sharing: Iterable[Iterable[int]]) -> list[int]:

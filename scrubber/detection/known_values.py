@@ -346,7 +346,9 @@ class ValueIndex:
         line must be read.)"""
         if self._matcher is None or b"\\u" in line or b"\\/" in line:
             return False
-        return self._groups.all_found([g for g, _ in self._matcher.events(line)], wanted, found)
+        # Every wanted value is among those whose anchors the line holds (it is a candidate):
+        # holding every group seen to the count holds theirs.
+        return self._groups.all_found([g for g, _ in self._matcher.events(line)], found)
 
     def number_of(self, fingerprint: str) -> int | None:
         """The number of the value whose fingerprint starts with `fingerprint` (as findings
