@@ -20,6 +20,15 @@ INSTALL_FLOCK_SHUF = (
     "not on PATH"
 )
 
+INSTALL_UNSHARE = (
+    "install util-linux (apt-get install util-linux): unshare is not on PATH, to run scrub as a "
+    "user other than root"
+)
+NO_USER_NAMESPACES = (
+    "this machine refuses unprivileged user namespaces (`unshare -U` fails): allow them "
+    "(sysctl kernel.unprivileged_userns_clone=1) to run scrub as a user other than root"
+)
+
 
 def needs_shared(what: str) -> str:
     """A test that reads the project's shared folder, which only developers and CI have."""
