@@ -182,8 +182,12 @@ def _audit_and_print(
 
 
 @contextmanager
-def _progress_line() -> Iterator[ProgressFor]:
-    """A progress line on stderr for the scan, cleared when it ends."""
+def _progress_line() -> Iterator[ProgressFor | None]:
+    """A progress line on stderr for the scan, cleared when it ends; None where none can be
+    drawn (stderr not a terminal, `--quiet`): the audit then need not sum every file's size."""
+    if not ProgressLine.can_draw():
+        yield None
+        return
     lines: list[ProgressLine] = []
 
     def progress_for(total: int) -> ProgressLine:

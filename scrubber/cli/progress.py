@@ -14,12 +14,18 @@ class ProgressLine:
 
     def __init__(self, total: int, label: str, stream: TextIO | None = None) -> None:
         self._stream = stream or sys.stderr
-        self._enabled = self._stream.isatty() and total > 8 << 20 and not is_quiet()
+        self._enabled = total > 8 << 20 and ProgressLine.can_draw(self._stream)
         self._total = max(total, 1)
         self._done = 0
         self._label = label
         self._started = time.monotonic()
         self._last = 0.0
+
+    @staticmethod
+    def can_draw(stream: TextIO | None = None) -> bool:
+        """Whether a progress line would be drawn on `stream` (stderr by default) at all."""
+        stream = stream or sys.stderr
+        return stream.isatty() and not is_quiet()
 
     def __call__(self, nbytes: int) -> None:
         self._done += nbytes

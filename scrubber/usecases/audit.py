@@ -244,7 +244,9 @@ def _shown_folders(files: Iterable[FileAudit], names: ProjectNames) -> Callable[
         project = result.target.project
         if project:
             form = names.shown(result.project_shown or project)
-            if project not in shown or _in_clear(form) < _in_clear(shown[project]):
+            current = shown.get(project)
+            # The same form again (every session of a project, as a rule): nothing to weigh.
+            if current is None or (form != current and _in_clear(form) < _in_clear(current)):
                 shown[project] = form
 
     def show(path: Path) -> str:
