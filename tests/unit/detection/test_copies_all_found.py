@@ -116,7 +116,7 @@ def _values(rng: random.Random) -> list[str]:
     return ["passwordpassword-" + _token(rng, 24) for _ in range(2)]
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(st.randoms(use_true_random=False), st.booleans(), st.booleans())
 def test_never_settled_with_a_copy_that_is_no_finding(
     rng: random.Random, ascii_only: bool, slashes: bool
