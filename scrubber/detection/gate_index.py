@@ -37,10 +37,6 @@ _ANSWER_MARKS = (b'"tool_use_id"', b'"parentToolUseID"')
 # must see the slash), a tool call, and an answer to one.
 _ESCAPED_SLASH = b"\\/"
 _MAKES_CALL = b'"tool_use"'
-# A record that may title its session (transcript/metadata.py's markers): such a line is
-# parsed whatever else it holds, so that a scan of every line can take the title on its way
-# instead of a pass of its own over the file (0.5 s of CPU for a config dir of 250 MB).
-_TITLE_MARKS = TITLE_ONLY_MARKERS
 # How far a detector's matches reach from a gate match, unless it says (`Reaches`): a token
 # pattern's are near; other detectors (PEM blocks, file formats) may reach far.
 _TOKEN_REACH_BEFORE = 256
@@ -65,7 +61,10 @@ class RawLineGates:
     # Where the line's `"tool_use_id"` and `"parentToolUseID"` marks start: the calls it answers.
     answer_marks: tuple[int, ...]
     escaped_slash: bool  # JSON's `\\/`: the gates were matched with `/` in its place
-    may_title: bool = False  # may be a record that titles the session (`_TITLE_MARKS`)
+    # Holds a title marker (transcript/metadata.py's): such a line is parsed whatever else it
+    # holds, so that a scan of every line takes the title on its way instead of a pass of its
+    # own over the file (0.5 s of CPU for 250 MB of transcripts).
+    may_title: bool = False
 
 
 _NOTHING_PRESENT = RawLineGates(frozenset(), False, {}, False, (), False)
@@ -97,9 +96,9 @@ class GateIndex:
         marker_spec = (marker.text, marker.raw_pattern, marker.caseless)
         specs.setdefault(marker_spec, [])
         self._marker = list(specs).index(marker_spec)
-        # Then the literal marks, no detector's either (see `_ESCAPED_SLASH`, `_TITLE_MARKS`).
+        # Then the literal marks, no detector's either (see `_ESCAPED_SLASH`, `may_title`).
         mark_specs = _literal_specs((_ESCAPED_SLASH, _MAKES_CALL, *_ANSWER_MARKS))
-        title_specs = _literal_specs(_TITLE_MARKS)
+        title_specs = _literal_specs(TITLE_ONLY_MARKERS)
         for spec in (*mark_specs, *title_specs):
             specs.setdefault(spec, [])
         order = list(specs)

@@ -227,10 +227,10 @@ class ValueIndex:
         self._forms: list[tuple[str, ...]] = []
         self._cuts: list[tuple[CutForm, ...]] = []
         anchors: dict[bytes, set[int]] = {}
-        # The anchors of each value's end piece (the others are of its start): a cut copy of
-        # the end holds only these (`copies_all_found`).
+        # The same anchors by role: of a value's start (its start piece, or the whole value)
+        # and of its end piece; a cut copy holds only one of the two (`copies_all_found`).
         starts: dict[bytes, set[int]] = {}
-        end_anchors: dict[bytes, set[int]] = {}
+        ends: dict[bytes, set[int]] = {}
         items = list(known.items())
         shared = shared_starts([value for value, _, _ in items])
         # For each value, what a string must hold to hold a whole copy of it (None: any).
@@ -247,14 +247,13 @@ class ValueIndex:
             pieces.append((head, tail))
             # Every whole copy holds the start piece: then that is the value's anchor too.
             texts = [value if head is None else head, *([] if tail is None else [tail])]
-            for k, text in enumerate(texts):
+            for role, text in zip((starts, ends), texts, strict=False):
                 for form in raw_forms(text):
-                    anchors.setdefault(form[:_ANCHOR], set()).add(number)
-                    (starts if k == 0 else end_anchors).setdefault(form[:_ANCHOR], set()).add(
-                        number
-                    )
+                    anchor = form[:_ANCHOR]
+                    anchors.setdefault(anchor, set()).add(number)
+                    role.setdefault(anchor, set()).add(number)
         self._anchors = list(anchors.items())
-        self._groups = AnchorGroups(len(items), list(anchors), starts, end_anchors)
+        self._groups = AnchorGroups(len(items), list(anchors), starts, ends)
         self._by_fingerprint: dict[int, dict[str, int]] = {}
         self._lengths = [len(anchor) for anchor, _ in self._anchors]
         # Hyperscan compiles without the GIL: the anchors' database (most of a second for the
@@ -332,10 +331,8 @@ class ValueIndex:
             found.append((line_start, hi if line_end < 0 else line_end, set(anchors[gate][1])))
         return [(s, e, frozenset(v)) for s, e, v in found]
 
-    def copies_all_found(
-        self, line: bytes, wanted: Iterable[int], found: Mapping[int, int]
-    ) -> bool:
-        """Whether every copy the `wanted` values can have on a JSONL line is one of the
+    def copies_all_found(self, line: bytes, found: Mapping[int, int]) -> bool:
+        """Whether every copy of a known value that a JSONL line can hold is one of the
         findings already there (`found`: value number -> how many), told from its bytes
         alone. With no `\\u` or `\\/` escape in the line, each string's bytes are the one
         escaping of its text (JSON's other escapes are each the only way to write their
@@ -346,8 +343,6 @@ class ValueIndex:
         line must be read.)"""
         if self._matcher is None or b"\\u" in line or b"\\/" in line:
             return False
-        # Every wanted value is among those whose anchors the line holds (it is a candidate):
-        # holding every group seen to the count holds theirs.
         return self._groups.all_found([g for g, _ in self._matcher.events(line)], found)
 
     def number_of(self, fingerprint: str) -> int | None:

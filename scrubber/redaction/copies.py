@@ -126,19 +126,19 @@ def jsonl_copies(
     block: Block,
     index: ValueIndex,
     scope: Scope | None,
-    settled: Callable[[int, int, list[int]], bool] | None = None,
+    settled: Callable[[int, int], bool] | None = None,
 ) -> Iterator[LineCopies]:
     """The copies on the candidate lines of a block of a JSONL file. `scope`: as for
-    `scan_values` (None: each line's own `sessionId`). `settled(start, end, wanted)`: True
-    when the line at [start, end) of the block's data is known to hold no copy of the
-    `wanted` values but those already found there (it is then not parsed)."""
+    `scan_values` (None: each line's own `sessionId`). `settled(start, end)`: True when the
+    line at [start, end) of the block's data is known to hold no copy but the findings
+    already there (it is then not parsed)."""
     data = block.data
     for start, end, numbers in block.candidates:
         # With the scope known, a line none of whose candidates is of it is not even parsed.
         wanted = index.of_scope(numbers, scope) if scope is not None else []
         if scope is not None and not wanted:
             continue
-        if settled is not None and wanted and settled(start, end, wanted):
+        if settled is not None and wanted and settled(start, end):
             continue
         line = parse_line(RawLine(0, start, data[start:end], True), json_loads_for_strings)
         record = line.record

@@ -61,16 +61,11 @@ class TranscriptMetadata:
         }
 
 
-# The record types that title a session.
-TITLE_KINDS = frozenset({"custom-title", "summary", "ai-title"})
-
-
 def title_of(record: Record, line: bytes) -> tuple[str, str] | None:
     """(kind, text) of a record that titles its session (`custom-title`, `summary` or
     `ai-title`), when its text is not empty and its `line` holds a title marker (the markers
-    are what finds such lines: a type spelled with an escape is no title, wherever it is)."""
-    if not any(marker in line for marker in TITLE_ONLY_MARKERS):
-        return None
+    are what finds such lines: a type spelled with an escape is no title, wherever it is).
+    The type is looked at first: a scan asks this of every line it parses."""
     kind = record.type
     if kind == "custom-title":
         text = record.custom_title
@@ -80,7 +75,9 @@ def title_of(record: Record, line: bytes) -> tuple[str, str] | None:
         text = record.ai_title
     else:
         return None
-    return (kind, text) if text else None
+    if not text or not any(marker in line for marker in TITLE_ONLY_MARKERS):
+        return None
+    return kind, text
 
 
 @dataclass(slots=True)

@@ -58,10 +58,12 @@ def audit_copies(
         return []
     scope = None if history else scope_of(session_id, path)
     covered: dict[tuple[int, str | None], list[tuple[int, int]]] = {}
-    found_on: dict[int, Counter[str]] = {}  # each line's findings, by fingerprint
+    found_on: dict[int, Counter[int]] = {}  # each line's findings of known values, by value
     for finding in existing:
         covered.setdefault((finding.line, finding.json_path), []).append(finding.span)
-        found_on.setdefault(finding.line, Counter())[finding.fingerprint] += 1
+        number = index.number_of(finding.fingerprint)
+        if number is not None:
+            found_on.setdefault(finding.line, Counter())[number] += 1
     new: list[Finding] = []
     with path.open("rb") as stream:
         numbers = LineNumbers(stream.fileno(), line_starts)
@@ -85,23 +87,16 @@ def audit_copies(
 
 
 def _settled_lines(
-    block: Block, numbers: LineNumbers, found_on: Mapping[int, Counter[str]], index: ValueIndex
-) -> Callable[[int, int, list[int]], bool]:
-    """For `jsonl_copies`: whether a candidate line of `block` holds no copy of its values but
-    the findings already on it (most candidate lines are where the detectors found the value:
-    parsing them again to learn so was most of this pass), told from its bytes
+    block: Block, numbers: LineNumbers, found_on: Mapping[int, Counter[int]], index: ValueIndex
+) -> Callable[[int, int], bool]:
+    """For `jsonl_copies`: whether a candidate line of `block` holds no copy but the findings
+    already on it (most candidate lines are where the detectors found the value: parsing them
+    again to learn so was most of this pass), told from its bytes
     (`ValueIndex.copies_all_found`)."""
 
-    def settled(start: int, end: int, wanted: list[int]) -> bool:
-        on_line = found_on.get(numbers.at(block.file_offset(start)))
-        if not on_line:
-            return False
-        found: Counter[int] = Counter()
-        for fingerprint, count in on_line.items():
-            number = index.number_of(fingerprint)
-            if number is not None:
-                found[number] += count
-        return index.copies_all_found(block.data[start:end], wanted, found)
+    def settled(start: int, end: int) -> bool:
+        found = found_on.get(numbers.at(block.file_offset(start)))
+        return found is not None and index.copies_all_found(block.data[start:end], found)
 
     return settled
 

@@ -19,7 +19,7 @@ from scrubber.detection.known_values import Scope, ValueInfo
 from scrubber.detection.scan import FileScan, LineScan, SecretScanner
 from scrubber.redaction.copies import FoundValue, scan_values, scope_of
 from scrubber.transcript.jsonl import IO_BUFFER, RawLine, iter_raw_lines
-from scrubber.transcript.metadata import TITLE_KINDS, Titles, read_title, title_of
+from scrubber.transcript.metadata import Titles, read_title, title_of
 from scrubber.transcript.records import Record
 from scrubber.usecases import parts
 from scrubber.usecases.audit_report import FINGERPRINT_SHOWN, FileAudit, ScanTarget
@@ -206,23 +206,16 @@ def _audit_line(
         return None
     problem = scan.line.problem
     why = problem.value if problem is not None and problem != "blank" else None
-    title = _title_on(scan) if target.is_transcript else None
+    record = scan.line.record
+    title = (
+        title_of(Record(record), scan.line.raw.data)
+        if record is not None and target.is_transcript
+        else None
+    )
     if not scan.leaves and not scan.key_leaves:
         return None if why is None and title is None else _LineAudit((), why, (), False, title)
     findings = tuple(_findings_of(scan, target))
     return _LineAudit(findings, why, scan_values(scan, scope), True, title)
-
-
-def _title_on(scan: LineScan) -> tuple[str, str] | None:
-    """(kind, text) of the line's record when it titles the session, as `read_metadata` takes
-    titles (its type a string, the record's line holding a title marker)."""
-    record = scan.line.record
-    if record is None:
-        return None
-    kind = record.get("type")
-    if not isinstance(kind, str) or kind not in TITLE_KINDS:
-        return None
-    return title_of(Record(record), scan.line.raw.data)
 
 
 def _findings_of(scan: LineScan, target: ScanTarget) -> Iterator[Finding]:

@@ -51,21 +51,21 @@ def test_a_line_whose_copies_are_its_findings_is_settled(engine: str) -> None:
     }
     line = _line(record)
     assert len(record_copies(json.loads(line), index, [0])) == 2
-    assert index.copies_all_found(line, [0], {0: 2})
+    assert index.copies_all_found(line, {0: 2})
     # One more copy than findings, anywhere: read the line.
-    assert not index.copies_all_found(line, [0], {0: 1})
+    assert not index.copies_all_found(line, {0: 1})
     record["toolUseResult"]["stderr"] = f"warning: {value} is weak"
-    assert not index.copies_all_found(_line(record), [0], {0: 2})
+    assert not index.copies_all_found(_line(record), {0: 2})
     # A cut copy of the start (a label cut short) or of the end.
     for cut in (value[:24] + CUT, CUT + value[-20:]):
         record["toolUseResult"]["stderr"] = f"Bash({cut})"
         assert record_copies(json.loads(_line(record)), index, [0])[2:]
-        assert not index.copies_all_found(_line(record), [0], {0: 2})
+        assert not index.copies_all_found(_line(record), {0: 2})
     # Escapes that give a text more than one spelling: never settled from the bytes.
     del record["toolUseResult"]["stderr"]
-    assert not index.copies_all_found(_line(record, slashes=True), [0], {0: 2})
+    assert not index.copies_all_found(_line(record, slashes=True), {0: 2})
     record["toolUseResult"]["note"] = "café"
-    assert not index.copies_all_found(_line(record, ascii_only=True), [0], {0: 2})
+    assert not index.copies_all_found(_line(record, ascii_only=True), {0: 2})
 
 
 def test_keys_that_share_their_start_are_counted_together() -> None:
@@ -78,12 +78,12 @@ def test_keys_that_share_their_start_are_counted_together() -> None:
     record: dict[str, Any] = {"content": keys[0], "toolUseResult": {"file": {"content": keys[0]}}}
     line = _line(record)
     assert len(record_copies(json.loads(line), index, [0, 1, 2])) == 2
-    assert index.copies_all_found(line, [0, 1, 2], {0: 2})
-    assert not index.copies_all_found(line, [0, 1, 2], {0: 1})
+    assert index.copies_all_found(line, {0: 2})
+    assert not index.copies_all_found(line, {0: 1})
     for cut in (f"{CUT}{keys[1][-24:]}", f"{keys[2][:30]}{CUT}"):  # another key's end, start
         record["label"] = f"cat id_rsa {cut}"
         assert len(record_copies(json.loads(_line(record)), index, [0, 1, 2])) == 3
-        assert not index.copies_all_found(_line(record), [0, 1, 2], {0: 2})
+        assert not index.copies_all_found(_line(record), {0: 2})
 
 
 def _leaf(rng: random.Random, value: str) -> Any:
@@ -140,7 +140,7 @@ def test_never_settled_with_a_copy_that_is_no_finding(
     every = {n: sum(1 for c in copies if c.value == n) for n in wanted}
     for _ in range(4):
         found = {n: rng.randint(0, whole[n]) for n in wanted}
-        settled = index.copies_all_found(line, wanted, found)
+        settled = index.copies_all_found(line, found)
         # Settled only when every copy of every value is one of its findings.
         assert not settled or all(found[n] >= every[n] for n in wanted), (found, every)
 
