@@ -33,7 +33,7 @@ from scrubber.detection.detect_secrets_plugins import (
 from scrubber.detection.detector import ScanContext
 from scrubber.detection.finding import Hit
 from scrubber.detection.gates import Gate, literal_gate
-from scrubber.detection.prefilter import literal_set, pattern_set
+from scrubber.detection.prefilter import LiteralSet, PatternSet, literal_set, pattern_set
 from scrubber.detection.rules import values
 
 DETECTOR_NAME = "detect-secrets"
@@ -324,8 +324,15 @@ class DetectSecretsShapeDetector:
         Gate(pattern.decode(), caseless=False) for pattern in _SHAPE_PRECHECKS.values()
     )
 
-    def __init__(self) -> None:
-        self._shapes = pattern_set([_SHAPE_PRECHECKS[name] for name in _SHAPE_NAMES])
+    @functools.cached_property
+    def _shapes(self) -> PatternSet:
+        # Compiled on first use (hyperscan: 20-30 ms), not at set-up: most commands' scans never
+        # wake these plugins, and a pooled scan compiles it once in `prepare`, before the fork.
+        return pattern_set([_SHAPE_PRECHECKS[name] for name in _SHAPE_NAMES])
+
+    def prepare(self) -> None:
+        _shared_plugins()
+        self._shapes  # noqa: B018 - compiled now, so that forked processes share it
 
     def find(self, text: str, context: ScanContext) -> Iterator[Hit]:
         matched = self._shapes.matching(text.encode("utf-8", "surrogatepass"))
@@ -364,7 +371,11 @@ class DetectSecretsDetector:
         self._literals: tuple[str, ...] = tuple(
             sorted({a for group in PLUGIN_ANCHORS.values() for a in group} | set(KEYWORD_LITERALS))
         )
-        self._literal_set = literal_set([a.encode() for a in self._literals])
+
+    @functools.cached_property
+    def _literal_set(self) -> LiteralSet:
+        """Compiled on first use or in `prepare` (see DetectSecretsShapeDetector._shapes)."""
+        return literal_set([a.encode() for a in self._literals])
 
     def _plugins(self) -> _Loaded:
         return _shared_plugins()
@@ -372,6 +383,7 @@ class DetectSecretsDetector:
     def prepare(self) -> None:
         """Import detect-secrets now (before a scan forks its workers, which then share it)."""
         _shared_plugins()
+        self._literal_set  # noqa: B018 - compiled now, shared by forked processes
 
     def find(self, text: str, context: ScanContext) -> Iterator[Hit]:
         loaded = self._plugins()
@@ -421,8 +433,10 @@ class DetectSecretsConfigKeywords:
     reach_before = 2048
     reach_after = 2048
 
-    def __init__(self) -> None:
-        self._literal_set = literal_set([a.encode() for a in KEYWORD_LITERALS])
+    @functools.cached_property
+    def _literal_set(self) -> LiteralSet:
+        """Compiled on first use or in `prepare` (see DetectSecretsShapeDetector._shapes)."""
+        return literal_set([a.encode() for a in KEYWORD_LITERALS])
 
     def reads_file(self, file_name: str | None) -> bool:
         """Whether this detector reads the output or input of a tool call on `file_name` (the
@@ -433,6 +447,7 @@ class DetectSecretsConfigKeywords:
 
     def prepare(self) -> None:
         _shared_plugins()
+        self._literal_set  # noqa: B018 - compiled now, shared by forked processes
 
     def find(self, text: str, context: ScanContext) -> Iterator[Hit]:
         if context.sensitive or not context.file_name:

@@ -13,7 +13,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from scrubber.detection.detector import ConfirmsRaw, Detector, FindsNear, Reaches, ReadsFiles
+from scrubber.detection.detector import (
+    Detector,
+    Reaches,
+    confirms_raw,
+    finds_near,
+    reads_files,
+)
 from scrubber.detection.gates import Gate, gates_of, is_literal_pattern, literal_pattern
 from scrubber.detection.prefilter import gate_matcher
 from scrubber.detection.required_literals import every_match_holds_one_of
@@ -82,14 +88,8 @@ class GateIndex:
         self, detectors: Sequence[Detector], engine: str = "auto", cache_dir: Path | None = None
     ) -> None:
         self.detectors = tuple(detectors)
-        # Each gate spec, with (detector, position among that detector's gates) of its owners.
-        specs: dict[tuple[str, str, bool], list[tuple[int, int]]] = {}
-        rare: dict[tuple[str, str, bool], set[tuple[str, ...]]] = {}
-        for i, det in enumerate(detectors):
-            for position, gate in enumerate(gates_of(det)):
-                key = (gate.text, gate.raw_pattern, gate.caseless)
-                specs.setdefault(key, []).append((i, position))
-                rare.setdefault(key, set()).add(_proven_rare(gate))
+        own_gates = [gates_of(det) for det in detectors]  # each worked out once: not free
+        specs, rare = _gate_specs(own_gates)
         # The last gate is no detector's: it marks a raw line that holds a credential-named
         # JSON member (see `_SENSITIVE_JSON_KEY_RAW`).
         marker = _SENSITIVE_JSON_KEY_RAW
@@ -113,27 +113,27 @@ class GateIndex:
         self.needs_context = frozenset(i for i, det in enumerate(detectors) if det.context_only)
         # Token patterns and the other detectors that find the same in any context: their
         # gates hold everywhere, in a credential source too.
-        self.context_free = frozenset(i for i, det in enumerate(detectors) if _context_free(det))
+        self.context_free = frozenset(
+            i for i, det in enumerate(detectors) if _context_free(det, own_gates[i])
+        )
         # Of those, the token patterns woken by a literal (`ghp_`, `AKIA`): where one wakes, a
         # token may stand in a JSON object key (detection/key_scan.py). Not the shape gates
         # (pgpass's colons wake on every timestamp).
         self.literal_tokens = frozenset(
             i
             for i in self.context_free
-            if all(is_literal_pattern(g.raw_pattern) for g in gates_of(detectors[i]))
+            if all(is_literal_pattern(g.raw_pattern) for g in own_gates[i])
         )
         self.everyone = tuple(range(len(detectors)))
         # Detectors that can be told where their gates matched (`find_near`).
-        self.near = frozenset(i for i, det in enumerate(detectors) if isinstance(det, FindsNear))
+        self.near = frozenset(i for i, det in enumerate(detectors) if finds_near(det))
         # Detectors that read only the output or input of tool calls on certain files
         # (`reads_file(file_name)`), and those that can confirm a raw line cheaply
         # (`may_match_raw(data)`) before it is parsed for them.
-        self.file_readers = {i: d for i, d in enumerate(detectors) if isinstance(d, ReadsFiles)}
+        self.file_readers = {i: d for i, d in enumerate(detectors) if reads_files(d)}
         self.scoped = frozenset(self.file_readers)
         self.confirming = tuple(
-            (i, det.may_match_raw)
-            for i, det in enumerate(detectors)
-            if isinstance(det, ConfirmsRaw)
+            (i, det.may_match_raw) for i, det in enumerate(detectors) if confirms_raw(det)
         )
         # How far from a gate's end a detector's match can reach, before and after it.
         self.reach = tuple(_reach_of(det) for det in self.detectors)
@@ -242,17 +242,35 @@ class GateIndex:
         return merged
 
 
+_Spec = tuple[str, str, bool]  # a gate's text form, raw form, caseless
+
+
+def _gate_specs(
+    own_gates: Sequence[tuple[Gate, ...]],
+) -> tuple[dict[_Spec, list[tuple[int, int]]], dict[_Spec, set[tuple[str, ...]]]]:
+    """Each distinct gate spec, with (detector, position among that detector's gates) of its
+    owners, and the rare literals each owner declares for it."""
+    specs: dict[_Spec, list[tuple[int, int]]] = {}
+    rare: dict[_Spec, set[tuple[str, ...]]] = {}
+    for i, det_gates in enumerate(own_gates):
+        for position, gate in enumerate(det_gates):
+            key = (gate.text, gate.raw_pattern, gate.caseless)
+            specs.setdefault(key, []).append((i, position))
+            rare.setdefault(key, set()).add(_proven_rare(gate))
+    return specs, rare
+
+
 def _literal_specs(marks: Iterable[bytes]) -> list[tuple[str, str, bool]]:
     """Gate specs (text form, raw form, caseless) that match each mark as written."""
     return [(literal_pattern(mark), literal_pattern(mark), False) for mark in marks]
 
 
-def _context_free(detector: Detector) -> bool:
-    """Whether a detector's gates hold in any context (see `SameInAnyContext`)."""
+def _context_free(detector: Detector, own_gates: tuple[Gate, ...]) -> bool:
+    """Whether a detector's gates (`own_gates`) hold in any context (see `SameInAnyContext`)."""
     same = isinstance(detector, PatternRule) or (
         isinstance(detector, SameInAnyContext) and detector.same_in_any_context
     )
-    return same and not detector.context_only and bool(gates_of(detector))
+    return same and not detector.context_only and bool(own_gates)
 
 
 def _proven_rare(gate: Gate) -> tuple[str, ...]:

@@ -21,10 +21,10 @@ from scrubber.detection.detector import (
     PLAIN,
     Detector,
     FindsNear,
-    NeedsPreparing,
     ScanContext,
     ShowsPublicPrefix,
     SourceKind,
+    needs_preparing,
 )
 from scrubber.detection.finding import Hit
 from scrubber.detection.fingerprint import Fingerprinter
@@ -293,7 +293,7 @@ class SecretScanner:
         processes forked afterwards share it instead of each paying for it. Our rules compile
         their patterns on first use: a part's process compiles only those it wakes."""
         for detector in self.index.detectors:
-            if isinstance(detector, NeedsPreparing):
+            if needs_preparing(detector):
                 detector.prepare()
 
 
