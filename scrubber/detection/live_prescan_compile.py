@@ -30,8 +30,9 @@ def compile_prescan(detectors: Sequence[Any]) -> dict[str, Any]:
     from scrubber.detection.rules.base import PatternRule, strip_leading_lookbehinds
 
     entries = []
+    places = _rule_places()
     for detector in detectors:
-        module, index = _location(detector)
+        module, index = _location(detector, places)
         own = getattr(detector, "gates", None)
         if own is not None and isinstance(detector, PatternRule):
             # A pattern rule's gates that start with rare literals (`ntn_`, `secret_`): those
@@ -161,18 +162,29 @@ def _ascii_prefix(anchor: str) -> str:
     return prefix.lower()
 
 
-def _location(detector: object) -> tuple[str, int]:
-    """The rule module (under scrubber.detection.rules) whose RULES hold `detector`, and where."""
+def _rule_places() -> dict[int, tuple[str, int]]:
+    """For each rule object in a rule module's RULES (under scrubber.detection.rules), by id:
+    that module and the rule's place in it. Worked out once per compile, not per detector."""
     import sys
 
+    places: dict[int, tuple[str, int]] = {}
     for name, module in sorted(sys.modules.items()):
         if not name.startswith(_RULES_PACKAGE):
             continue
         rules = getattr(module, "RULES", ())
         for index, rule in enumerate(rules if isinstance(rules, tuple) else ()):
-            if rule is detector:
-                return name[len(_RULES_PACKAGE) :], index
-    raise ValueError(f"detector {getattr(detector, 'name', '?')!r} is in no rule module's RULES")
+            places.setdefault(id(rule), (name[len(_RULES_PACKAGE) :], index))
+    return places
+
+
+def _location(detector: object, places: dict[int, tuple[str, int]]) -> tuple[str, int]:
+    """The rule module whose RULES hold `detector`, and where (see `_rule_places`)."""
+    found = places.get(id(detector))
+    if found is None:
+        raise ValueError(
+            f"detector {getattr(detector, 'name', '?')!r} is in no rule module's RULES"
+        )
+    return found
 
 
 def max_lookbehind(pattern: str, flags: int = 0) -> int | None:

@@ -11,6 +11,7 @@ branch of an alternation); anything it cannot see through counts as not holding 
 
 from __future__ import annotations
 
+import functools
 import re
 
 # The parser behind `re` (no stubs), as in prefilter.py.
@@ -23,6 +24,13 @@ from typing import Any
 def every_match_holds_one_of(pattern: str, literals: Collection[str], caseless: bool) -> bool:
     """Whether each match of `pattern` (as bytes: latin-1) contains one of `literals`, compared
     without ASCII case (the prefilter looks for them caselessly)."""
+    return _holds_one_of(pattern, frozenset(literals), caseless)
+
+
+# The same few hundred gates are proven each time a scanner is built, and a process may build
+# several (the live set, the full set, a policy's): the proof is a pure function of its input.
+@functools.lru_cache(maxsize=4096)
+def _holds_one_of(pattern: str, literals: frozenset[str], caseless: bool) -> bool:
     wanted = frozenset(lit.encode("latin-1").lower() for lit in literals)
     if not wanted or not all(wanted):
         return False
