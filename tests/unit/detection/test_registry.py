@@ -9,6 +9,7 @@ from pathlib import Path
 
 from scrubber.detection import detect_secrets_adapter as adapter
 from scrubber.detection import registry
+from scrubber.detection.detector import PLAIN
 from scrubber.detection.rules.catalog import ALL_RULES
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -62,3 +63,29 @@ def test_importing_the_registry_and_building_the_light_set_loads_no_adapter(
     assert "scrubber.detection.registry" in modules
     assert "scrubber.detection.detect_secrets_adapter" not in modules
     assert not {m for m in modules if m.split(".")[0] == "detect_secrets"}
+
+
+def test_the_adapters_hyperscan_sets_are_compiled_on_first_use_or_in_prepare() -> None:
+    """Building the full set compiles none of detect-secrets' own sets (25 ms at every start,
+    for scans that mostly never wake them); `prepare` compiles them before a pool forks, and a
+    scan that wakes them without `prepare` compiles them then and finds the same."""
+    lazy = {
+        adapter.DetectSecretsShapeDetector: "_shapes",
+        adapter.DetectSecretsDetector: "_literal_set",
+        adapter.DetectSecretsConfigKeywords: "_literal_set",
+    }
+    built = [d for d in registry.full_detectors(()) if type(d) in lazy]
+    assert {type(d) for d in built} == set(lazy)
+    for detector in built:
+        assert lazy[type(detector)] not in vars(detector), detector.name
+    prepared = registry.full_detectors(())
+    for detector in prepared:
+        if type(detector) in lazy:
+            detector.prepare()  # type: ignore[attr-defined]
+            assert lazy[type(detector)] in vars(detector), detector.name
+    # Twilio's shape, woken without `prepare`: compiled on the spot.
+    shapes = next(d for d in built if type(d) is adapter.DetectSecretsShapeDetector)
+    sid = "SK" + "0123456789abcdef" * 2
+
+    text = f"key {sid} here"
+    assert [text[hit.start : hit.end] for hit in shapes.find(text, PLAIN)] == [sid]
