@@ -23,6 +23,7 @@ leakbench carriers go through at about 27 MB/s, most of it per-member overhead (
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -211,10 +212,21 @@ def _container_pattern(depth: int) -> bytes:
 
 
 _VALUE_B = rb"(?:" + _STRING_B + rb"|" + _container_pattern(4) + rb"|" + _SCALAR_B + rb")"
-# Group: what follows the value (',' or the closing brace).
-_SIMPLE_MEMBER_VALUE = re.compile(_VALUE_B + _WS_B + rb"([,}])" + _WS_B, re.DOTALL)
-# Group: what follows the value (',' or the closing bracket).
-_SIMPLE_ELEMENT = re.compile(_VALUE_B + _WS_B + rb"([,\]])" + _WS_B, re.DOTALL)
+
+
+# The two patterns below are compiled when a rewrite first needs them, not at import: 9 ms,
+# paid by every command that imports this module (an audit does) and rewrites nothing.
+@functools.cache
+def _simple_member_value() -> re.Pattern[bytes]:
+    """A member's value; group: what follows it (',' or the closing brace)."""
+    return re.compile(_VALUE_B + _WS_B + rb"([,}])" + _WS_B, re.DOTALL)
+
+
+@functools.cache
+def _simple_element() -> re.Pattern[bytes]:
+    """An array's element; group: what follows it (',' or the closing bracket)."""
+    return re.compile(_VALUE_B + _WS_B + rb"([,\]])" + _WS_B, re.DOTALL)
+
 
 _QUOTE, _LBRACE, _RBRACE, _LBRACKET, _RBRACKET, _COMMA, _BACKSLASH = b'"{}[],\\'
 
@@ -325,7 +337,7 @@ class _Walk:
                 child = children.get(decode_json_string(b'"' + key + b'"'))
             pos = match.end()
             if child is None:
-                simple = _SIMPLE_MEMBER_VALUE.match(raw, pos)
+                simple = _simple_member_value().match(raw, pos)
                 if simple is not None:
                     if simple[1] == b"}":
                         return simple.start(1) + 1
@@ -348,7 +360,7 @@ class _Walk:
         while True:
             child = by_index.get(index)
             if child is None:
-                simple = _SIMPLE_ELEMENT.match(raw, pos)
+                simple = _simple_element().match(raw, pos)
                 if simple is not None:
                     if simple[1] == b"]":
                         return simple.start(1) + 1
