@@ -50,10 +50,11 @@ class Detector(Protocol):
     same test works on a raw JSONL line. A detector with no anchors runs only where the context
     is sensitive (`context_only`).
 
-    Optional abilities, each a Protocol below that the scanner checks with `isinstance` (so
-    that mypy sees them): `gates` (gates.py: necessary conditions that replace anchors that
-    are common words or punctuation), `Reaches`, `FindsNear`, `ConfirmsRaw`, `ReadsFiles`,
-    `NeedsPreparing`, `ShowsPublicPrefix`.
+    Optional abilities, each a Protocol below that the scanner checks with `isinstance`, or
+    for the protocols of methods with `finds_near` and its siblings at the end of this module
+    (decided once per class); either way mypy sees them: `gates` (gates.py: necessary
+    conditions that replace anchors that are common words or punctuation), `Reaches`,
+    `FindsNear`, `ConfirmsRaw`, `ReadsFiles`, `NeedsPreparing`, `ShowsPublicPrefix`.
     """
 
     @property

@@ -40,7 +40,8 @@ def search_sessions(
         return
     global _SHARED  # noqa: PLW0603 - read by the forked processes only
     # No `scanner.prepare()` first: most sessions hold no hit and never wake a detector, so a
-    # process imports detect-secrets only once it needs it.
+    # process imports detect-secrets (and compiles its hyperscan sets, 25 ms) only once it
+    # needs it.
     _SHARED = (sessions, search)
     try:
         with multiprocessing.get_context("fork").Pool(min(jobs, len(sessions))) as pool:
