@@ -105,15 +105,14 @@ def session_bundle(
     ]
     if listing is None:
         found = [Path(f"{d}/{n}") for d, n in candidates if os.path.lexists(f"{d}/{n}")]
-        for folder in ("todos", "tasks"):
-            found.extend(_entries_naming(config_dir / folder, session_id))
     else:
         found = [Path(f"{d}/{n}") for d, n in candidates if listing.holds(d, n)]
-        for folder in ("todos", "tasks"):
-            names = listing.starting_with(f"{root}/{folder}", session_id)
-            if names is None:  # not to be listed and entered: as without a listing
-                found.extend(_entries_naming(config_dir / folder, session_id))
-                continue
+    for folder in ("todos", "tasks"):
+        # None (no listing, or a folder not to be listed and entered): asked on its own.
+        names = listing.starting_with(f"{root}/{folder}", session_id) if listing else None
+        if names is None:
+            found.extend(_entries_naming(config_dir / folder, session_id))
+        else:
             found.extend(
                 Path(f"{root}/{folder}/{n}") for n in names if _names_session(n, session_id)
             )
